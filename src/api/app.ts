@@ -1,0 +1,120 @@
+// The HTTP service: one fastify instance, schema-first routes, every error in the 2.7 body.
+// Dependencies come in (store, clock, config) so tests run the real app on real databases.
+import Fastify, { type FastifyInstance, type FastifyBaseLogger, type RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import { Ajv } from 'ajv';
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
+import type { Clock } from '../ledger/clock.ts';
+import { systemClock } from '../ledger/clock.ts';
+import { DecisionService, type SignatureCheck } from '../ledger/decisions.ts';
+import { errors } from '../ledger/errors.ts';
+import { Operators } from '../ledger/operators.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { ApiError, installErrorHandling } from './errors.ts';
+import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
+import { ErrorBody } from './schemas.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { decisionRoutes } from './routes/decisions.ts';
+import { healthRoutes } from './routes/health.ts';
+import { immutableRoutes } from './routes/immutable.ts';
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export type AppDeps = {
+  store: LedgerStore;
+  config: Config;
+  clock?: Clock;
+  checkSignature: SignatureCheck;
+  logger?: boolean | object;
+};
+
+export type LedgerApp = { app: App; decisions: DecisionService; close: () => Promise<void> };
+
+/** Request bodies are never coerced or stripped; query strings and headers are coerced. */
+function validatorCompiler() {
+  const base = { allErrors: false, strict: false, useDefaults: true, removeAdditional: false as const };
+  const body = new Ajv({ ...base, coerceTypes: false });
+  const other = new Ajv({ ...base, coerceTypes: true });
+  for (const ajv of [body, other]) {
+    ajv.addFormat('date-time', true); // checked exactly by the core, which knows canon_v1's rules
+    ajv.addFormat('uri', true);
+    ajv.addSchema(ErrorBody);
+  }
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? body : other).compile(schema);
+}
+
+export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
+  const { store, config } = deps;
+  const clock = deps.clock ?? systemClock;
+  let closing = false;
+
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: () => 'req_' + randomBytes(12).toString('hex'),
+    requestIdHeader: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as App;
+
+  app.setValidatorCompiler(validatorCompiler());
+  app.addSchema(ErrorBody);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('request-id', request.id);
+  });
+  installErrorHandling(app);
+  installJsonBody(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Decision ledger',
+        version: '1.0.0',
+        description: 'A permanent, public, tamper-evident track record for automated investing agents. Hashes follow canon_v1.',
+      },
+      servers: [{ url: config.siteUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An agent API key (dl_live_...).' },
+          admin: { type: 'http', scheme: 'bearer', description: 'The operator token, LEDGER_ADMIN_TOKEN.' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  await app.register(rateLimit, {
+    global: false,
+    enableDraftSpec: true,
+    ...(config.redisUrl ? { redis: new Redis(config.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false }), nameSpace: 'ledger-rate-' } : {}),
+    errorResponseBuilder: (_request, context) =>
+      new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
+  });
+
+  const decisions = new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
+  const operators = new Operators(store, clock);
+
+  await app.register(healthRoutes, { store, isClosing: () => closing });
+  await app.register(decisionRoutes, { store, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
+  await app.register(immutableRoutes, { store });
+  if (config.adminToken) await app.register(adminRoutes, { operators, store, adminToken: config.adminToken });
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.ready();
+  return {
+    app,
+    decisions,
+    close: async () => {
+      closing = true;
+      await app.close(); // stops accepting; waits for in-flight requests
+      await decisions.drain();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// The operator API under /v1/admin, guarded by LEDGER_ADMIN_TOKEN; absent (404) when unset.
+import { Type } from '@sinclair/typebox';
+import type { Operators } from '../../ledger/operators.ts';
+import { AGENT_STATUSES, type AgentStatus, type LedgerStore, type Scope } from '../../store/port.ts';
+import { adminSecurity, requireAdmin } from '../auth.ts';
+import { sendError } from '../errors.ts';
+import { AgentView, ApiKeyView, Handle, Scopes, errorResponses, stringEnum } from '../schemas.ts';
+import { agentView, apiKeyView } from '../views.ts';
+import type { App } from '../app.ts';
+
+export type AdminRoutesOptions = { operators: Operators; store: LedgerStore; adminToken: string };
+
+export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void> {
+  const common = { tags: ['admin'], security: adminSecurity };
+  const guard = requireAdmin(o.adminToken);
+  const AgentWithKey = Type.Object({ agent: AgentView, api_key: ApiKeyView });
+
+  app.post('/v1/admin/agents', {
+    schema: {
+      ...common,
+      summary: 'Create an agent and its first API key (the secret is shown once)',
+      body: Type.Object({
+        handle: Handle,
+        display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+        demo: Type.Optional(Type.Boolean()),
+        scopes: Type.Optional(Scopes),
+      }, { additionalProperties: false }),
+      response: { 201: AgentWithKey, ...errorResponses(400, 401, 409) },
+    },
+    onRequest: guard,
+  }, async (request, reply) => {
+    const b = request.body;
+    const created = await o.operators.createAgent({ handle: b.handle, displayName: b.display_name ?? null, demo: b.demo ?? false, scopes: b.scopes as Scope[] | undefined });
+    if (!created.ok) return sendError(request, reply, created.error);
+    const { agent, apiKey } = created.value;
+    return reply.code(201).send({ agent: agentView(agent), api_key: apiKeyView(apiKey, agent.handle, apiKey.secret) });
+  });
+
+  app.get('/v1/admin/agents', {
+    schema: { ...common, summary: 'List agents', response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(AgentView) }), ...errorResponses(401) } },
+    onRequest: guard,
+  }, async () => ({ object: 'list' as const, data: (await o.operators.listAgents()).map(agentView) }));
+
+  app.post('/v1/admin/agents/:handle/status', {
+    schema: {
+      ...common,
+      summary: 'Pause, resume or retire an agent (retired is final)',
+      params: Type.Object({ handle: Type.String() }),
+      body: Type.Object({ status: stringEnum(AGENT_STATUSES) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ agent: AgentView }), ...errorResponses(400, 401, 404, 409) },
+    },
+    onRequest: guard,
+  }, async (request, reply) => {
+    const updated = await o.operators.setStatus(request.params.handle, request.body.status as AgentStatus);
+    if (!updated.ok) return sendError(request, reply, updated.error);
+    return { agent: agentView(updated.value) };
+  });
+
+  app.post('/v1/admin/agents/:handle/api-keys', {
+    schema: {
+      ...common,
+      summary: 'Issue another API key for an agent (the secret is shown once)',
+      params: Type.Object({ handle: Type.String() }),
+      body: Type.Optional(Type.Object({ scopes: Type.Optional(Scopes) }, { additionalProperties: false })),
+      response: { 201: Type.Object({ api_key: ApiKeyView }), ...errorResponses(400, 401, 404) },
+    },
+    onRequest: guard,
+  }, async (request, reply) => {
+    const issued = await o.operators.issueKey(request.params.handle, request.body?.scopes as Scope[] | undefined);
+    if (!issued.ok) return sendError(request, reply, issued.error);
+    return reply.code(201).send({ api_key: apiKeyView(issued.value.apiKey, issued.value.agent.handle, issued.value.apiKey.secret) });
+  });
+
+  app.post('/v1/admin/api-keys/:id/revoke', {
+    schema: {
+      ...common,
+      summary: 'Revoke an API key (immediately; it cannot be restored)',
+      params: Type.Object({ id: Type.String() }),
+      response: { 200: Type.Object({ api_key: ApiKeyView }), ...errorResponses(401, 404) },
+    },
+    onRequest: guard,
+  }, async (request, reply) => {
+    const revoked = await o.operators.revokeKey(request.params.id);
+    if (!revoked.ok) return sendError(request, reply, revoked.error);
+    const agents = await o.operators.listAgents();
+    const handle = agents.find((a) => a.id === revoked.value.agentId)?.handle ?? '';
+    return { api_key: apiKeyView(revoked.value, handle) };
+  });
+}

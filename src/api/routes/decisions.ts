@@ -1,0 +1,126 @@
+// POST /v1/decisions (record), GET /v1/decisions (list) and GET /v1/decisions/{id} for the
+// calling agent. Interface section 4, endpoints 1 and 2.
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonValue } from '../../core/json.ts';
+import { decisionResponse, isJsonObject, type DecisionService } from '../../ledger/decisions.ts';
+import { errors } from '../../ledger/errors.ts';
+import type { LedgerStore, StoredRecord } from '../../store/port.ts';
+import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
+import { ApiError, sendError } from '../errors.ts';
+import { DecisionList, DecisionListItem, DecisionRequest, DecisionResponse, errorResponses } from '../schemas.ts';
+import type { App } from '../app.ts';
+
+export type DecisionRoutesOptions = {
+  store: LedgerStore;
+  decisions: DecisionService;
+  baseUrl: string;
+  writeLimitPerMinute: number;
+};
+
+const IDEMPOTENCY_KEY = 'idempotency-key';
+
+function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+  const key = request.headers[IDEMPOTENCY_KEY];
+  if (key === undefined) {
+    sendError(request, reply, errors.missingIdempotencyKey('POST /v1/decisions needs an Idempotency-Key header (8 to 255 characters, unique per decision)', 'Idempotency-Key'));
+    return;
+  }
+  if (typeof key !== 'string' || key.length < 8 || key.length > 255) {
+    sendError(request, reply, errors.invalidRequest('Idempotency-Key must be one value of 8 to 255 characters', 'Idempotency-Key'));
+    return;
+  }
+  done();
+}
+
+export const listQuery = (max: number, fallback: number) => Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `At most ${max}; default ${fallback}.` }),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A record id: the page holds records before it (older).' })),
+}, { additionalProperties: false });
+
+/** Sends an already serialised JSON body (a stored idempotent response is replayed byte for byte). */
+function sendJsonText(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export function listItem(record: StoredRecord, baseUrl: string) {
+  return { ...decisionResponse(record, baseUrl), content: JSON.parse(record.content) as Record<string, unknown> };
+}
+
+export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promise<void> {
+  app.post('/v1/decisions', {
+    schema: {
+      summary: 'Record a decision',
+      description: 'Hashes the decision into the agent\'s chain and answers once it is durable. Replays the original response for a repeated Idempotency-Key with the same body.',
+      tags: ['decisions'],
+      security: bearerSecurity,
+      headers: Type.Object({ 'idempotency-key': Type.String({ minLength: 8, maxLength: 255, description: 'Unique per decision.' }) }),
+      body: DecisionRequest,
+      response: { 201: DecisionResponse, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 500) },
+    },
+    onRequest: requireKey(o.store, 'decisions:write'),
+    preValidation: checkIdempotencyKey,
+    config: {
+      rateLimit: {
+        max: o.writeLimitPerMinute,
+        timeWindow: 60_000,
+        hook: 'preParsing',
+        groupId: 'decision-writes',
+        keyGenerator: (request: FastifyRequest) => holderOf(request).key.id,
+      },
+    },
+  }, async (request, reply) => {
+    const holder = holderOf(request);
+    const body = request.lossless;
+    if (!isJsonObject(body)) throw new ApiError(errors.invalidRequest('the body must be a JSON object', 'body'));
+    const outcome = await o.decisions.record({
+      agent: holder.agent,
+      body: body as { [key: string]: JsonValue },
+      idempotencyKey: request.headers[IDEMPOTENCY_KEY] as string,
+    });
+    if (outcome.kind === 'error') return sendError(request, reply, outcome.error);
+    if (outcome.kind === 'replayed') reply.header('idempotent-replayed', 'true');
+    return sendJsonText(reply, outcome.status, outcome.body);
+  });
+
+  app.get('/v1/decisions', {
+    schema: {
+      summary: "List the calling agent's decisions, newest first",
+      tags: ['decisions'],
+      security: bearerSecurity,
+      querystring: listQuery(200, 50),
+      response: { 200: DecisionList, ...errorResponses(400, 401, 403) },
+    },
+    onRequest: requireKey(o.store, 'decisions:read'),
+  }, async (request) => {
+    const holder = holderOf(request);
+    const { limit, cursor } = request.query;
+    const records = await o.store.listAgentRecords(holder.agent.id, 'decision', { limit: limit + 1, before: cursor });
+    const page = records.slice(0, limit);
+    const hasMore = records.length > limit;
+    return {
+      object: 'list' as const,
+      url: '/v1/decisions',
+      data: page.map((r) => listItem(r, o.baseUrl)),
+      has_more: hasMore,
+      next_cursor: hasMore ? page[page.length - 1]!.id : null,
+    };
+  });
+
+  app.get('/v1/decisions/:id', {
+    schema: {
+      summary: 'One of the calling agent\'s decisions',
+      tags: ['decisions'],
+      security: bearerSecurity,
+      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      response: { 200: DecisionListItem, ...errorResponses(401, 403, 404) },
+    },
+    onRequest: requireKey(o.store, 'decisions:read'),
+  }, async (request, reply) => {
+    const record = await o.store.findRecord(request.params.id);
+    if (!record || record.type !== 'decision' || record.agentId !== holderOf(request).agent.id) {
+      return sendError(request, reply, errors.notFound(`no decision ${request.params.id} for this agent`, 'id'));
+    }
+    return listItem(record, o.baseUrl);
+  });
+}

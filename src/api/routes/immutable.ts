@@ -1,0 +1,34 @@
+// Records are never changed: PATCH, PUT and DELETE on a record's address answer 409
+// record_is_immutable (404 not_found when there is no such record).
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../ledger/errors.ts';
+import type { LedgerStore } from '../../store/port.ts';
+import { sendError } from '../errors.ts';
+import { errorResponses } from '../schemas.ts';
+import type { App } from '../app.ts';
+
+export async function immutableRoutes(app: App, o: { store: LedgerStore }): Promise<void> {
+  for (const path of ['/v1/decisions/:id', '/v1/proof/:id', '/v1/records/:id']) {
+    app.route({
+      method: ['PATCH', 'PUT', 'DELETE'],
+      url: path,
+      schema: {
+        summary: 'Refused: records are immutable',
+        tags: ['records'],
+        params: Type.Object({ id: Type.String() }),
+        response: errorResponses(404, 409),
+      },
+      handler: async (request, reply) => {
+        const record = await o.store.findRecord(request.params.id);
+        if (!record) return sendError(request, reply, errors.notFound(`no record ${request.params.id}`, 'id'));
+        return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
+      },
+    });
+  }
+  app.route({
+    method: ['PATCH', 'PUT', 'DELETE'],
+    url: '/v1/decisions',
+    schema: { summary: 'Refused: records are immutable', tags: ['records'], response: errorResponses(409) },
+    handler: async (request, reply) => sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted')),
+  });
+}

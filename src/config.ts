@@ -1,0 +1,61 @@
+// Configuration from the environment. A bad value stops the start with one clear line.
+export type Config = {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  adminToken: string | null;
+  baseUrl: string;
+  siteUrl: string;
+  redisUrl: string | null;
+  writeLimitPerMinute: number;
+  readLimitPerMinute: number;
+  logLevel: string;
+};
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+function url(name: string, value: string, protocols: string[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got ${JSON.stringify(value)}`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  return value.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const databaseUrl = env.LEDGER_DATABASE_URL || 'sqlite:./data/ledger.db';
+  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(databaseUrl)) {
+    throw new ConfigError('LEDGER_DATABASE_URL must be sqlite:<path> or postgres://user@host:port/db');
+  }
+  const adminToken = env.LEDGER_ADMIN_TOKEN || null;
+  if (adminToken !== null && adminToken.length < 16) throw new ConfigError('LEDGER_ADMIN_TOKEN must be at least 16 characters');
+  const logLevel = env.LEDGER_LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LEDGER_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    databaseUrl,
+    adminToken,
+    baseUrl: url('LEDGER_BASE_URL', env.LEDGER_BASE_URL || `http://localhost:${port}/v1`, ['http:', 'https:']),
+    siteUrl: url('LEDGER_SITE_URL', env.LEDGER_SITE_URL || `http://localhost:${port}`, ['http:', 'https:']),
+    redisUrl: env.LEDGER_REDIS_URL ? url('LEDGER_REDIS_URL', env.LEDGER_REDIS_URL, ['redis:', 'rediss:']) : null,
+    writeLimitPerMinute: integer(env, 'LEDGER_WRITE_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
+    readLimitPerMinute: integer(env, 'LEDGER_READ_LIMIT_PER_MIN', 600, 1, 1_000_000_000),
+    logLevel,
+  };
+}

@@ -1,0 +1,169 @@
+// The record path: a validated decision request becomes a durable, chained record, exactly
+// once per idempotency key. Signature checks (when a `signature` is sent) live in signing.ts.
+import { canonicalJson, normaliseNumbers, type CanonValue } from '../core/canon.ts';
+import { chainHash, formatRecordedAt, type SignatureEnvelope } from '../core/chain.ts';
+import { decisionContent } from '../core/decision.ts';
+import { JsonNumber, type JsonValue } from '../core/json.ts';
+import { sha256Hex } from '../core/sha256.ts';
+import type { Agent, ChainPositioner, LedgerStore, StoredRecord } from '../store/port.ts';
+import type { Clock } from './clock.ts';
+import { CommitQueue } from './commit-queue.ts';
+import { errors, type LedgerError } from './errors.ts';
+import { linkToken, recordId } from './ids.ts';
+
+export type DecisionInput = {
+  agent: Agent;
+  /** The request body as read losslessly; already checked against the request schema. */
+  body: { [key: string]: JsonValue };
+  idempotencyKey: string;
+};
+
+export type DecisionOutcome =
+  | { kind: 'created' | 'replayed'; status: number; body: string }
+  | { kind: 'error'; error: LedgerError };
+
+/** Checks an agent-signed request and returns the signature envelope to chain (signing.ts). */
+export type SignatureCheck = (agent: Agent, signature: JsonValue, payload: string) =>
+  Promise<{ ok: true; envelope: SignatureEnvelope } | { ok: false; error: LedgerError }>;
+
+export type DecisionServiceOptions = {
+  store: LedgerStore;
+  clock: Clock;
+  baseUrl: string;
+  checkSignature: SignatureCheck;
+};
+
+export class DecisionService {
+  private readonly queue: CommitQueue;
+  private readonly inFlight = new Set<string>();
+
+  constructor(private readonly o: DecisionServiceOptions) {
+    this.queue = new CommitQueue(o.store, positionRecord(o.clock));
+  }
+
+  async record(input: DecisionInput): Promise<DecisionOutcome> {
+    const flightKey = `${input.agent.id}\n${input.idempotencyKey}`;
+    if (this.inFlight.has(flightKey)) return inFlightError();
+    this.inFlight.add(flightKey);
+    try {
+      return await this.recordOnce(input);
+    } finally {
+      this.inFlight.delete(flightKey);
+    }
+  }
+
+  /** Waits for every accepted write to be committed (graceful shutdown). */
+  drain(): Promise<void> {
+    return this.queue.drain();
+  }
+
+  private async recordOnce(input: DecisionInput): Promise<DecisionOutcome> {
+    const { agent, body, idempotencyKey } = input;
+    const normalisedBody = normaliseNumbers(body);
+    if (!normalisedBody.ok) return { kind: 'error', error: errors.invalidRequest(`${normalisedBody.path} is not a valid decimal: its normalised form exceeds 64 characters`, normalisedBody.path) };
+    const fingerprint = sha256Hex('POST /v1/decisions\n' + canonicalJson(normalisedBody.value));
+
+    const earlier = await this.replay(agent.id, idempotencyKey, fingerprint);
+    if (earlier) return earlier;
+
+    const { signature, nonce, ...fields } = body;
+    if (nonce !== undefined) return { kind: 'error', error: errors.invalidRequest('nonce belongs inside signature; it is not a decision field', 'nonce') };
+    const signatureNonce = signature !== undefined ? nonceOf(signature) : undefined;
+    const content = decisionContent({ agent: agent.handle, fields, nonce: signatureNonce, now: this.o.clock.now() });
+    if (!content.ok) return { kind: 'error', error: errors.invalidRequest(content.error.message, content.error.param) };
+    const payload = canonicalJson(content.document);
+
+    let envelope: SignatureEnvelope | null = null;
+    if (signature !== undefined) {
+      const checked = await this.o.checkSignature(agent, signature, payload);
+      if (!checked.ok) return { kind: 'error', error: checked.error };
+      envelope = checked.envelope;
+    }
+
+    const outcome = await this.queue.append({
+      agentId: agent.id,
+      agentHandle: agent.handle,
+      type: 'decision',
+      symbol: symbolOf(content.document),
+      content: payload,
+      contentHash: sha256Hex(payload),
+      signature: envelope,
+      linkToken: linkToken(),
+      idempotency: { key: idempotencyKey, fingerprint },
+      respond: (record) => ({ status: 201, body: JSON.stringify(decisionResponse(record, this.o.baseUrl)) }),
+    });
+    switch (outcome.kind) {
+      case 'recorded':
+        return { kind: 'created', ...outcome.response };
+      case 'agent_not_active':
+        return { kind: 'error', error: errors.agentNotActive(`agent ${agent.handle} is not active`) };
+      case 'nonce_used':
+        return { kind: 'error', error: errors.invalidRequest('this nonce has already been used by a recorded decision', 'signature.nonce') };
+      case 'idempotency_conflict':
+        return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? inFlightError();
+    }
+  }
+
+  private async replay(agentId: string, key: string, fingerprint: string): Promise<DecisionOutcome | null> {
+    const earlier = await this.o.store.findIdempotent(agentId, key);
+    if (!earlier) return null;
+    if (earlier.fingerprint !== fingerprint) {
+      return { kind: 'error', error: errors.idempotencyKeyReused('this Idempotency-Key was already used with a different request body', 'Idempotency-Key') };
+    }
+    return { kind: 'replayed', status: earlier.status, body: earlier.body };
+  }
+}
+
+function inFlightError(): DecisionOutcome {
+  return { kind: 'error', error: errors.idempotencyInFlight('a request with this Idempotency-Key is still being processed; retry shortly', 'Idempotency-Key') };
+}
+
+function nonceOf(signature: JsonValue): string | undefined {
+  if (!isJsonObject(signature)) return undefined;
+  const nonce = signature.nonce;
+  return typeof nonce === 'string' ? nonce : undefined;
+}
+
+export function isJsonObject(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
+}
+
+function symbolOf(document: CanonValue): string | null {
+  const symbol = (document as { [k: string]: CanonValue }).symbol;
+  return typeof symbol === 'string' ? symbol : null;
+}
+
+/** Places a record in its agent's chain: id, service timestamp (never before the previous record's) and chain hash. */
+export function positionRecord(clock: Clock): ChainPositioner {
+  return ({ pending, seq, prevHash, prevRecordedAt }) => {
+    const nowMs = clock.now().getTime();
+    const timeMs = prevRecordedAt ? Math.max(nowMs, Date.parse(prevRecordedAt)) : nowMs;
+    const recordedAt = formatRecordedAt(new Date(timeMs));
+    const id = recordId(pending.type, timeMs);
+    const hash = chainHash({
+      agent: pending.agentHandle, seq, id, type: pending.type, recordedAt,
+      contentHash: pending.contentHash, prevHash, signature: pending.signature,
+    });
+    return { id, recordedAt, chainHash: hash };
+  };
+}
+
+export function decisionResponse(record: StoredRecord, baseUrl: string) {
+  return {
+    id: record.id,
+    object: 'decision' as const,
+    immutable: true as const,
+    recorded_at: record.recordedAt,
+    provenance: 'SERVICE_RECORDED' as const,
+    verification: {
+      algorithm: 'sha256' as const,
+      canonicalisation: 'canon_v1' as const,
+      content_hash: record.contentHash,
+      chain_hash: record.chainHash,
+      chain_seq: record.chainSeq,
+      agent_signed: record.signature !== null,
+    },
+    link_token: record.linkToken ?? '',
+    proof_url: `${baseUrl}/proof/${record.id}`,
+  };
+}

@@ -1,0 +1,56 @@
+// Identifiers and secrets: ULID-based record ids (sortable by time), agent and key ids, link
+// tokens for broker client_order_ids, and API key secrets (stored only as their SHA-256).
+import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
+import { monotonicFactory } from 'ulid';
+import type { RecordType } from '../core/chain.ts';
+
+const nextUlid = monotonicFactory();
+
+export const RECORD_ID_PREFIX: Record<RecordType, string> = { decision: 'dec_', execution: 'exe_' };
+
+export function recordId(type: RecordType, timeMs: number): string {
+  return RECORD_ID_PREFIX[type] + nextUlid(timeMs);
+}
+
+export const agentId = (): string => 'agt_' + nextUlid();
+export const apiKeyId = (): string => 'key_' + nextUlid();
+
+/** 27 characters (120 random bits), so `<token>-<suffix>` still fits a 32-character client_order_id budget. */
+export function linkToken(): string {
+  return 'lt_' + base32(randomBytes(15));
+}
+
+export const API_KEY_PREFIX = 'dl_live_';
+
+/** A new API key secret: the live-key prefix and 192 random bits. */
+export function apiKeySecret(): string {
+  return API_KEY_PREFIX + randomBytes(24).toString('base64url');
+}
+
+export function secretHash(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function base32(bytes: Uint8Array): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += CROCKFORD[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += CROCKFORD[(value << (5 - bits)) & 31];
+  return out;
+}

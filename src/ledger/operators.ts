@@ -1,0 +1,100 @@
+// What a self-hoster does to run the service: create agents, change their status, issue and
+// revoke API keys. Shared by the admin API and the `ledger` CLI. A key's secret is returned
+// once, at creation; only its SHA-256 is stored.
+import type { Agent, AgentStatus, ApiKey, LedgerStore, Scope } from '../store/port.ts';
+import { ALL_SCOPES } from '../store/port.ts';
+import type { Clock } from './clock.ts';
+import { errors, fail, ok, type Result } from './errors.ts';
+import { agentId, apiKeyId, apiKeySecret, secretHash } from './ids.ts';
+
+export const HANDLE_PATTERN = '^[a-z0-9][a-z0-9_-]{2,31}$';
+const HANDLE = new RegExp(HANDLE_PATTERN);
+
+export type IssuedKey = ApiKey & { secret: string };
+
+export class Operators {
+  constructor(private readonly store: LedgerStore, private readonly clock: Clock) {}
+
+  async createAgent(input: { handle: string; displayName?: string | null; demo?: boolean; scopes?: Scope[] }): Promise<Result<{ agent: Agent; apiKey: IssuedKey }>> {
+    if (!HANDLE.test(input.handle)) return fail(errors.invalidRequest(`handle must match ${HANDLE_PATTERN}`, 'handle'));
+    const scopes = checkScopes(input.scopes);
+    if (!scopes.ok) return scopes;
+    if (await this.store.findAgentByHandle(input.handle)) {
+      return fail({ ...errors.invalidRequest(`an agent with handle ${input.handle} already exists`, 'handle'), status: 409, code: 'handle_taken' });
+    }
+    const now = this.clock.now().toISOString();
+    const agent: Agent = { id: agentId(), handle: input.handle, displayName: input.displayName ?? null, status: 'active', demo: input.demo ?? false, createdAt: now };
+    const { key, stored } = newKey(agent.id, scopes.value, now);
+    try {
+      await this.store.createAgent(agent, stored);
+    } catch (err) {
+      // Two creators raced for one handle: the unique index decided.
+      if (await this.store.findAgentByHandle(input.handle)) {
+        return fail({ ...errors.invalidRequest(`an agent with handle ${input.handle} already exists`, 'handle'), status: 409, code: 'handle_taken' });
+      }
+      throw err;
+    }
+    return ok({ agent, apiKey: key });
+  }
+
+  async findAgent(handle: string): Promise<Result<Agent>> {
+    const agent = await this.store.findAgentByHandle(handle);
+    return agent ? ok(agent) : fail(errors.notFound(`no agent with handle ${handle}`, 'handle'));
+  }
+
+  listAgents(): Promise<Agent[]> {
+    return this.store.listAgents();
+  }
+
+  /** active <-> paused; retired is final (a retired agent keeps its history and records nothing more). */
+  async setStatus(handle: string, status: AgentStatus): Promise<Result<Agent>> {
+    const found = await this.findAgent(handle);
+    if (!found.ok) return found;
+    const agent = found.value;
+    if (agent.status === 'retired' && status !== 'retired') {
+      return fail({ ...errors.invalidRequest(`agent ${handle} is retired; retirement is final`, 'status'), status: 409, code: 'agent_retired' });
+    }
+    if (agent.status !== status) await this.store.setAgentStatus(agent.id, status);
+    return ok({ ...agent, status });
+  }
+
+  async issueKey(handle: string, requested?: Scope[]): Promise<Result<{ agent: Agent; apiKey: IssuedKey }>> {
+    const found = await this.findAgent(handle);
+    if (!found.ok) return found;
+    const scopes = checkScopes(requested);
+    if (!scopes.ok) return scopes;
+    const { key, stored } = newKey(found.value.id, scopes.value, this.clock.now().toISOString());
+    await this.store.createApiKey(stored);
+    return ok({ agent: found.value, apiKey: key });
+  }
+
+  async listKeys(handle?: string): Promise<Result<ApiKey[]>> {
+    if (!handle) return ok(await this.store.listApiKeys());
+    const found = await this.findAgent(handle);
+    if (!found.ok) return found;
+    return ok(await this.store.listApiKeys(found.value.id));
+  }
+
+  async revokeKey(id: string): Promise<Result<ApiKey>> {
+    const key = await this.store.findApiKey(id);
+    if (!key) return fail(errors.notFound(`no API key with id ${id}`, 'id'));
+    if (key.revokedAt) return ok(key);
+    const at = this.clock.now().toISOString();
+    await this.store.revokeApiKey(id, at);
+    return ok({ ...key, revokedAt: at });
+  }
+}
+
+function checkScopes(scopes: readonly string[] | undefined): Result<Scope[]> {
+  if (scopes === undefined) return ok([...ALL_SCOPES]);
+  const unknown = scopes.find((s) => !ALL_SCOPES.includes(s as Scope));
+  if (unknown !== undefined) return fail(errors.invalidRequest(`unknown scope ${unknown}; scopes are ${ALL_SCOPES.join(', ')}`, 'scopes'));
+  if (scopes.length === 0) return fail(errors.invalidRequest('a key needs at least one scope', 'scopes'));
+  return ok([...new Set(scopes as Scope[])]);
+}
+
+function newKey(agent: string, scopes: Scope[], createdAt: string) {
+  const secret = apiKeySecret();
+  const base: ApiKey = { id: apiKeyId(), agentId: agent, prefix: secret.slice(0, 12), scopes, createdAt, revokedAt: null };
+  return { key: { ...base, secret }, stored: { ...base, secretHash: secretHash(secret) } };
+}

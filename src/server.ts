@@ -1,0 +1,29 @@
+// Starts the service from a Config: open and migrate the store, listen, and shut down
+// gracefully on SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
+import { buildApp, type LedgerApp } from './api/app.ts';
+import type { Config } from './config.ts';
+import { signatureChecker } from './ledger/signing.ts';
+import { openStore, redactUrl } from './store/open.ts';
+
+export async function startServer(config: Config): Promise<{ ledger: LedgerApp; url: string; stop: () => Promise<void> }> {
+  const store = openStore(config.databaseUrl);
+  try {
+    await store.migrate();
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw new Error(`cannot open the database ${redactUrl(config.databaseUrl)}: ${(err as Error).message}`);
+  }
+  const ledger = await buildApp({
+    store,
+    config,
+    checkSignature: signatureChecker(store),
+    logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+  });
+  const url = await ledger.app.listen({ port: config.port, host: config.host });
+  let stopping: Promise<void> | null = null;
+  const stop = () => (stopping ??= (async () => {
+    await ledger.close();
+    await store.close();
+  })());
+  return { ledger, url, stop };
+}

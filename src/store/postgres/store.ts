@@ -1,0 +1,308 @@
+// The production store: PostgreSQL through node-postgres. One batch is one transaction; the
+// agents' chain heads are row-locked in id order (so writers in several processes never deadlock
+// and each chain stays gapless), idempotency keys and nonces are claimed before records are
+// positioned, so a claim lost to another process drops only that request from the batch.
+import pg from 'pg';
+import type {
+  Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
+  KeyHolder, LedgerStore, Page, PendingRecord, SigningKey, StoredRecord,
+} from '../port.ts';
+import type { RecordType } from '../../core/chain.ts';
+import { GENESIS_PREV_HASH } from '../../core/chain.ts';
+import {
+  agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
+} from '../rows.ts';
+import { POSTGRES_MIGRATIONS } from './migrations.ts';
+
+export type PostgresOptions = { connectionString: string; schema?: string | undefined; poolSize?: number };
+
+/** Splits our `?schema=` parameter off a postgres:// URL (node-postgres does not know it). */
+export function parsePostgresUrl(url: string): PostgresOptions {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema') ?? undefined;
+  u.searchParams.delete('schema');
+  return { connectionString: u.toString(), schema };
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+type Head = { seq: number; hash: string; recordedAt: string | null; active: boolean };
+
+export class PostgresStore implements LedgerStore {
+  readonly dialect = 'postgres' as const;
+  readonly pool: pg.Pool;
+  readonly schema: string;
+
+  constructor(options: PostgresOptions) {
+    this.schema = options.schema ?? 'public';
+    if (!SCHEMA_NAME.test(this.schema)) throw new Error(`invalid PostgreSQL schema name: ${this.schema}`);
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      options: `-c search_path=${this.schema}`,
+    });
+    // An idle client that loses its connection must not crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.pool.query(sql, params)).rows as Row[];
+  }
+
+  private async inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      // One migrator at a time, whichever process starts first.
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [`ledger-migrate:${this.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+      const applied = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)));
+      for (const [i, sql] of POSTGRES_MIGRATIONS.entries()) {
+        if (applied.has(i + 1)) continue;
+        await client.query('BEGIN');
+        await client.query(sql);
+        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [i + 1, new Date().toISOString()]);
+        await client.query('COMMIT');
+      }
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`ledger-migrate:${this.schema}`]).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async ping(): Promise<void> {
+    await this.q('SELECT 1');
+  }
+
+  async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
+    await this.inTransaction(async (c) => {
+      await c.query('INSERT INTO agents (id, handle, display_name, status, demo, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [agent.id, agent.handle, agent.displayName, agent.status, agent.demo, agent.createdAt]);
+      await c.query('INSERT INTO chain_heads (agent_id, seq, hash, recorded_at) VALUES ($1, 0, $2, NULL)', [agent.id, GENESIS_PREV_HASH]);
+      await insertApiKey(c, firstKey);
+    });
+  }
+
+  async findAgentByHandle(handle: string): Promise<Agent | null> {
+    const [row] = await this.q('SELECT * FROM agents WHERE handle = $1', [handle]);
+    return row ? agentFromRow(row) : null;
+  }
+
+  async listAgents(): Promise<Agent[]> {
+    return (await this.q('SELECT * FROM agents ORDER BY handle')).map(agentFromRow);
+  }
+
+  async setAgentStatus(agentId: string, status: AgentStatus): Promise<void> {
+    await this.q('UPDATE agents SET status = $1 WHERE id = $2', [status, agentId]);
+  }
+
+  async createApiKey(key: ApiKey & { secretHash: string }): Promise<void> {
+    await insertApiKey(this.pool, key);
+  }
+
+  async findKeyHolder(secretHash: string): Promise<KeyHolder | null> {
+    const [row] = await this.q(
+      `SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = $1`, [secretHash]);
+    return row ? { key: apiKeyFromRow(row), secretHash: String(row.secret_hash), agent: prefixedAgentFromRow(row) } : null;
+  }
+
+  async findApiKey(id: string): Promise<ApiKey | null> {
+    const [row] = await this.q('SELECT * FROM api_keys WHERE id = $1', [id]);
+    return row ? apiKeyFromRow(row) : null;
+  }
+
+  async listApiKeys(agentId?: string): Promise<ApiKey[]> {
+    const rows = agentId
+      ? await this.q('SELECT * FROM api_keys WHERE agent_id = $1 ORDER BY id', [agentId])
+      : await this.q('SELECT * FROM api_keys ORDER BY id');
+    return rows.map(apiKeyFromRow);
+  }
+
+  async revokeApiKey(id: string, at: string): Promise<void> {
+    await this.q('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
+  }
+
+  async createSigningKey(key: SigningKey): Promise<SigningKey> {
+    await this.q(`INSERT INTO signing_keys (id, agent_id, public_key, label, created_at, revoked_at)
+      VALUES ($1, $2, $3, $4, $5, NULL) ON CONFLICT (agent_id, public_key) DO NOTHING`,
+      [key.id, key.agentId, key.publicKey, key.label, key.createdAt]);
+    const [row] = await this.q('SELECT * FROM signing_keys WHERE agent_id = $1 AND public_key = $2', [key.agentId, key.publicKey]);
+    return signingKeyFromRow(row!);
+  }
+
+  async findSigningKey(agentId: string, id: string): Promise<SigningKey | null> {
+    const [row] = await this.q('SELECT * FROM signing_keys WHERE agent_id = $1 AND id = $2', [agentId, id]);
+    return row ? signingKeyFromRow(row) : null;
+  }
+
+  async listSigningKeys(agentId: string): Promise<SigningKey[]> {
+    return (await this.q('SELECT * FROM signing_keys WHERE agent_id = $1 ORDER BY id', [agentId])).map(signingKeyFromRow);
+  }
+
+  async revokeSigningKey(agentId: string, id: string, at: string): Promise<void> {
+    await this.q('UPDATE signing_keys SET revoked_at = $1 WHERE agent_id = $2 AND id = $3 AND revoked_at IS NULL', [at, agentId, id]);
+  }
+
+  async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
+    const [row] = await this.q(
+      "SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = $1 AND key = $2 AND record_id <> ''", [agentId, key]);
+    return row ? { fingerprint: String(row.fingerprint), status: Number(row.status), body: String(row.body) } : null;
+  }
+
+  async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
+    return this.inTransaction((c) => appendInTransaction(c, batch, position));
+  }
+
+  async chainHead(agentId: string): Promise<ChainHead> {
+    const [row] = await this.q('SELECT seq, hash, recorded_at FROM chain_heads WHERE agent_id = $1', [agentId]);
+    if (!row) return { seq: 0, hash: GENESIS_PREV_HASH, recordedAt: null };
+    return { seq: Number(row.seq), hash: String(row.hash), recordedAt: (row.recorded_at as string | null) ?? null };
+  }
+
+  async findRecord(id: string): Promise<StoredRecord | null> {
+    const [row] = await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id WHERE r.id = $1`, [id]);
+    return row ? recordFromRow(row) : null;
+  }
+
+  async listAgentRecords(agentId: string, type: RecordType, page: Page): Promise<StoredRecord[]> {
+    const rows = page.before
+      ? await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+          WHERE r.agent_id = $1 AND r.type = $2 AND r.sort_key < $3 ORDER BY r.sort_key DESC LIMIT $4`,
+          [agentId, type, sortKeyOf(page.before), page.limit])
+      : await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+          WHERE r.agent_id = $1 AND r.type = $2 ORDER BY r.sort_key DESC LIMIT $3`, [agentId, type, page.limit]);
+    return rows.map(recordFromRow);
+  }
+}
+
+async function insertApiKey(c: pg.Pool | pg.PoolClient, key: ApiKey & { secretHash: string }): Promise<void> {
+  await c.query('INSERT INTO api_keys (id, agent_id, prefix, secret_hash, scopes, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, NULL)',
+    [key.id, key.agentId, key.prefix, key.secretHash, key.scopes.join(' '), key.createdAt]);
+}
+
+async function lockHeads(c: pg.PoolClient, agentIds: string[]): Promise<Map<string, Head>> {
+  const rows = (await c.query(
+    `SELECT h.agent_id, h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h JOIN agents a ON a.id = h.agent_id
+     WHERE h.agent_id = ANY($1::text[]) ORDER BY h.agent_id FOR UPDATE OF h`, [agentIds])).rows as Row[];
+  return new Map(rows.map((r) => [String(r.agent_id), {
+    seq: Number(r.seq), hash: String(r.hash), recordedAt: (r.recorded_at as string | null) ?? null, active: r.status === 'active',
+  }]));
+}
+
+/** Claims (agent, value) pairs with ON CONFLICT DO NOTHING; returns the indexes that won. */
+async function claim(c: pg.PoolClient, sql: string, items: { i: number; agentId: string; value: string; extra?: string }[]): Promise<Set<number>> {
+  if (items.length === 0) return new Set();
+  const rows = (await c.query(sql, [items.map((x) => x.agentId), items.map((x) => x.value), items.map((x) => x.extra ?? ''), items.map((x) => x.i)])).rows as Row[];
+  return new Set(rows.map((r) => Number(r.i)));
+}
+
+const CLAIM_IDEMPOTENCY = `
+  WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(agent_id, key, fingerprint, i)),
+  ins AS (INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
+          SELECT agent_id, key, fingerprint, '', 0, '', '' FROM input ON CONFLICT DO NOTHING RETURNING agent_id, key)
+  SELECT input.i FROM input JOIN ins USING (agent_id, key)`;
+const CLAIM_NONCE = `
+  WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(agent_id, nonce, unused, i)),
+  ins AS (INSERT INTO nonces (agent_id, nonce, record_id) SELECT agent_id, nonce, '' FROM input
+          ON CONFLICT DO NOTHING RETURNING agent_id, nonce)
+  SELECT input.i FROM input JOIN ins USING (agent_id, nonce)`;
+
+async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
+  const heads = await lockHeads(c, [...new Set(batch.map((p) => p.agentId))].sort());
+  const outcomes: (AppendOutcome | null)[] = batch.map((p) => (heads.get(p.agentId)?.active ? null : { kind: 'agent_not_active' }));
+
+  const wantIdem = batch.flatMap((p, i) => (outcomes[i] === null && p.idempotency
+    ? [{ i, agentId: p.agentId, value: p.idempotency.key, extra: p.idempotency.fingerprint }] : []));
+  const wonIdem = await claim(c, CLAIM_IDEMPOTENCY, wantIdem);
+  for (const x of wantIdem) if (!wonIdem.has(x.i)) outcomes[x.i] = { kind: 'idempotency_conflict' };
+
+  const wantNonce = batch.flatMap((p, i) => (outcomes[i] === null && p.signature ? [{ i, agentId: p.agentId, value: p.signature.nonce }] : []));
+  const wonNonce = await claim(c, CLAIM_NONCE, wantNonce);
+  const releaseIdem: { agentId: string; key: string }[] = [];
+  for (const x of wantNonce) {
+    if (wonNonce.has(x.i)) continue;
+    outcomes[x.i] = { kind: 'nonce_used' };
+    const idem = batch[x.i]!.idempotency;
+    if (idem) releaseIdem.push({ agentId: x.agentId, key: idem.key });
+  }
+  if (releaseIdem.length > 0) {
+    await c.query('DELETE FROM idempotency_keys WHERE (agent_id, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+      [releaseIdem.map((r) => r.agentId), releaseIdem.map((r) => r.key)]);
+  }
+
+  const recorded: { i: number; record: StoredRecord; response: { status: number; body: string } }[] = [];
+  batch.forEach((pending, i) => {
+    if (outcomes[i] !== null) return;
+    const head = heads.get(pending.agentId)!;
+    const seq = head.seq + 1;
+    const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt });
+    const record: StoredRecord = {
+      id: placed.id, agentId: pending.agentId, agentHandle: pending.agentHandle, type: pending.type,
+      chainSeq: seq, recordedAt: placed.recordedAt, symbol: pending.symbol, content: pending.content,
+      contentHash: pending.contentHash, prevHash: head.hash, chainHash: placed.chainHash,
+      signature: pending.signature, linkToken: pending.linkToken,
+    };
+    const response = pending.respond(record);
+    recorded.push({ i, record, response });
+    outcomes[i] = { kind: 'recorded', record, response };
+    Object.assign(head, { seq, hash: record.chainHash, recordedAt: record.recordedAt });
+  });
+  if (recorded.length === 0) return outcomes as AppendOutcome[];
+
+  const col = <T>(f: (r: StoredRecord) => T) => recorded.map((x) => f(x.record));
+  await c.query(
+    `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash,
+       chain_hash, signature, link_token)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
+    [col((r) => r.id), col((r) => sortKeyOf(r.id)), col((r) => r.agentId), col((r) => r.type), col((r) => r.chainSeq),
+      col((r) => r.recordedAt), col((r) => r.symbol), col((r) => r.content), col((r) => r.contentHash),
+      col((r) => r.prevHash), col((r) => r.chainHash), col((r) => (r.signature ? JSON.stringify(r.signature) : null)),
+      col((r) => r.linkToken)]);
+
+  const withIdem = recorded.filter((x) => batch[x.i]!.idempotency);
+  if (withIdem.length > 0) {
+    await c.query(
+      `UPDATE idempotency_keys k SET record_id = v.record_id, status = v.status, body = v.body, created_at = v.created_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) AS v(agent_id, key, record_id, status, body, created_at)
+       WHERE k.agent_id = v.agent_id AND k.key = v.key`,
+      [withIdem.map((x) => x.record.agentId), withIdem.map((x) => batch[x.i]!.idempotency!.key), withIdem.map((x) => x.record.id),
+        withIdem.map((x) => x.response.status), withIdem.map((x) => x.response.body), withIdem.map((x) => x.record.recordedAt)]);
+  }
+  const signed = recorded.filter((x) => x.record.signature);
+  if (signed.length > 0) {
+    await c.query(
+      `UPDATE nonces n SET record_id = v.record_id FROM unnest($1::text[], $2::text[], $3::text[]) AS v(agent_id, nonce, record_id)
+       WHERE n.agent_id = v.agent_id AND n.nonce = v.nonce`,
+      [signed.map((x) => x.record.agentId), signed.map((x) => x.record.signature!.nonce), signed.map((x) => x.record.id)]);
+  }
+  const moved = [...heads].filter(([agentId]) => recorded.some((x) => x.record.agentId === agentId));
+  await c.query(
+    `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS v(agent_id, seq, hash, recorded_at) WHERE h.agent_id = v.agent_id`,
+    [moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.hash), moved.map(([, h]) => h.recordedAt)]);
+  return outcomes as AppendOutcome[];
+}

@@ -1,0 +1,75 @@
+// SQLite schema, as ordered migrations. A migration never changes once released; add a new one.
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE agents (
+    id TEXT PRIMARY KEY,
+    handle TEXT NOT NULL UNIQUE,
+    display_name TEXT,
+    status TEXT NOT NULL CHECK (status IN ('active', 'paused', 'retired')),
+    demo INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    prefix TEXT NOT NULL,
+    secret_hash TEXT NOT NULL UNIQUE,
+    scopes TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  );
+  CREATE INDEX api_keys_agent ON api_keys(agent_id);
+  CREATE TABLE signing_keys (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    public_key TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT,
+    UNIQUE (agent_id, public_key)
+  );
+  CREATE TABLE chain_heads (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id),
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    recorded_at TEXT
+  );
+  CREATE TABLE records (
+    id TEXT PRIMARY KEY,
+    sort_key TEXT NOT NULL UNIQUE,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    type TEXT NOT NULL,
+    chain_seq INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    symbol TEXT,
+    content TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    chain_hash TEXT NOT NULL,
+    signature TEXT,
+    link_token TEXT UNIQUE,
+    UNIQUE (agent_id, chain_seq)
+  );
+  CREATE INDEX records_agent_type ON records(agent_id, type, sort_key);
+  CREATE TRIGGER records_no_update BEFORE UPDATE ON records
+    BEGIN SELECT RAISE(ABORT, 'record_is_immutable'); END;
+  CREATE TRIGGER records_no_delete BEFORE DELETE ON records
+    BEGIN SELECT RAISE(ABORT, 'record_is_immutable'); END;
+  CREATE TABLE idempotency_keys (
+    agent_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, key)
+  );
+  CREATE TABLE nonces (
+    agent_id TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (agent_id, nonce)
+  );
+  `,
+];

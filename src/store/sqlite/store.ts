@@ -1,0 +1,234 @@
+// The embedded store: SQLite through better-sqlite3, in WAL mode with synchronous=FULL, so a
+// commit has returned only once the WAL is fsynced. The ledger batches writes (group commit);
+// one batch is one IMMEDIATE transaction, which also orders writers from several processes.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type {
+  Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
+  KeyHolder, LedgerStore, Page, PendingRecord, SigningKey, StoredRecord,
+} from '../port.ts';
+import type { RecordType } from '../../core/chain.ts';
+import { GENESIS_PREV_HASH } from '../../core/chain.ts';
+import {
+  agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
+} from '../rows.ts';
+import { SQLITE_MIGRATIONS } from './migrations.ts';
+
+function prepareStatements(db: Database.Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    headForUpdate: p(`SELECT h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h
+                      JOIN agents a ON a.id = h.agent_id WHERE h.agent_id = ?`),
+    idempotencyExists: p('SELECT 1 FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
+    insertNonce: p('INSERT OR IGNORE INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)'),
+    insertRecord: p(`INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content,
+                       content_hash, prev_hash, chain_hash, signature, link_token)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertIdempotency: p(`INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
+                          VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    updateHead: p('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ? WHERE agent_id = ?'),
+    findIdempotent: p('SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
+    findKeyHolder: p(`SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = ?`),
+    findSigningKey: p('SELECT * FROM signing_keys WHERE agent_id = ? AND id = ?'),
+    findRecord: p(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`),
+  };
+}
+type Statements = ReturnType<typeof prepareStatements>;
+
+type HeadState = { seq: number; hash: string; recordedAt: string | null; active: boolean };
+
+export class SqliteStore implements LedgerStore {
+  readonly dialect = 'sqlite' as const;
+  readonly db: Database.Database;
+  private statements: Statements | null = null;
+
+  constructor(readonly path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 10000');
+    this.db.pragma('foreign_keys = ON');
+  }
+
+  async migrate(): Promise<void> {
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+    const applied = new Set(
+      (this.db.prepare('SELECT version FROM schema_migrations').all() as Row[]).map((r) => Number(r.version)),
+    );
+    const apply = this.db.transaction((version: number, sql: string) => {
+      this.db.exec(sql);
+      this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, new Date().toISOString());
+    });
+    SQLITE_MIGRATIONS.forEach((sql, i) => {
+      if (!applied.has(i + 1)) apply.immediate(i + 1, sql);
+    });
+    this.statements = prepareStatements(this.db);
+  }
+
+  private get s(): Statements {
+    if (!this.statements) throw new Error('SqliteStore: migrate() must run before use');
+    return this.statements;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
+    this.db.transaction(() => {
+      this.db.prepare('INSERT INTO agents (id, handle, display_name, status, demo, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(agent.id, agent.handle, agent.displayName, agent.status, agent.demo ? 1 : 0, agent.createdAt);
+      this.db.prepare('INSERT INTO chain_heads (agent_id, seq, hash, recorded_at) VALUES (?, 0, ?, NULL)')
+        .run(agent.id, GENESIS_PREV_HASH);
+      this.insertApiKey(firstKey);
+    }).immediate();
+  }
+
+  async findAgentByHandle(handle: string): Promise<Agent | null> {
+    const row = this.db.prepare('SELECT * FROM agents WHERE handle = ?').get(handle) as Row | undefined;
+    return row ? agentFromRow(row) : null;
+  }
+
+  async listAgents(): Promise<Agent[]> {
+    return (this.db.prepare('SELECT * FROM agents ORDER BY handle').all() as Row[]).map(agentFromRow);
+  }
+
+  async setAgentStatus(agentId: string, status: AgentStatus): Promise<void> {
+    this.db.prepare('UPDATE agents SET status = ? WHERE id = ?').run(status, agentId);
+  }
+
+  async createApiKey(key: ApiKey & { secretHash: string }): Promise<void> {
+    this.insertApiKey(key);
+  }
+
+  private insertApiKey(key: ApiKey & { secretHash: string }): void {
+    this.db.prepare('INSERT INTO api_keys (id, agent_id, prefix, secret_hash, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, NULL)')
+      .run(key.id, key.agentId, key.prefix, key.secretHash, key.scopes.join(' '), key.createdAt);
+  }
+
+  async findKeyHolder(secretHash: string): Promise<KeyHolder | null> {
+    const row = this.s.findKeyHolder.get(secretHash) as Row | undefined;
+    if (!row) return null;
+    return { key: apiKeyFromRow(row), secretHash: String(row.secret_hash), agent: prefixedAgentFromRow(row) };
+  }
+
+  async findApiKey(id: string): Promise<ApiKey | null> {
+    const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as Row | undefined;
+    return row ? apiKeyFromRow(row) : null;
+  }
+
+  async listApiKeys(agentId?: string): Promise<ApiKey[]> {
+    const rows = agentId
+      ? this.db.prepare('SELECT * FROM api_keys WHERE agent_id = ? ORDER BY id').all(agentId)
+      : this.db.prepare('SELECT * FROM api_keys ORDER BY id').all();
+    return (rows as Row[]).map(apiKeyFromRow);
+  }
+
+  async revokeApiKey(id: string, at: string): Promise<void> {
+    this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id);
+  }
+
+  async createSigningKey(key: SigningKey): Promise<SigningKey> {
+    return this.db.transaction(() => {
+      this.db.prepare(`INSERT INTO signing_keys (id, agent_id, public_key, label, created_at, revoked_at)
+        VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (agent_id, public_key) DO NOTHING`)
+        .run(key.id, key.agentId, key.publicKey, key.label, key.createdAt);
+      return signingKeyFromRow(this.db.prepare('SELECT * FROM signing_keys WHERE agent_id = ? AND public_key = ?').get(key.agentId, key.publicKey) as Row);
+    }).immediate();
+  }
+
+  async findSigningKey(agentId: string, id: string): Promise<SigningKey | null> {
+    const row = this.s.findSigningKey.get(agentId, id) as Row | undefined;
+    return row ? signingKeyFromRow(row) : null;
+  }
+
+  async listSigningKeys(agentId: string): Promise<SigningKey[]> {
+    return (this.db.prepare('SELECT * FROM signing_keys WHERE agent_id = ? ORDER BY id').all(agentId) as Row[]).map(signingKeyFromRow);
+  }
+
+  async revokeSigningKey(agentId: string, id: string, at: string): Promise<void> {
+    this.db.prepare('UPDATE signing_keys SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL').run(at, agentId, id);
+  }
+
+  async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
+    const row = this.s.findIdempotent.get(agentId, key) as Row | undefined;
+    return row ? { fingerprint: String(row.fingerprint), status: Number(row.status), body: String(row.body) } : null;
+  }
+
+  async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
+    return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+  }
+
+  private appendInTransaction(batch: PendingRecord[], position: ChainPositioner): AppendOutcome[] {
+    const s = this.s;
+    const heads = new Map<string, HeadState>();
+    const outcomes = batch.map((pending): AppendOutcome => {
+      let head = heads.get(pending.agentId);
+      if (!head) {
+        const row = s.headForUpdate.get(pending.agentId) as Row;
+        head = { seq: Number(row.seq), hash: String(row.hash), recordedAt: row.recorded_at as string | null, active: row.status === 'active' };
+        heads.set(pending.agentId, head);
+      }
+      if (!head.active) return { kind: 'agent_not_active' };
+      if (pending.idempotency && s.idempotencyExists.get(pending.agentId, pending.idempotency.key)) {
+        return { kind: 'idempotency_conflict' };
+      }
+      const seq = head.seq + 1;
+      const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt });
+      if (pending.signature && s.insertNonce.run(pending.agentId, pending.signature.nonce, placed.id).changes === 0) {
+        return { kind: 'nonce_used' };
+      }
+      const record: StoredRecord = {
+        id: placed.id, agentId: pending.agentId, agentHandle: pending.agentHandle, type: pending.type,
+        chainSeq: seq, recordedAt: placed.recordedAt, symbol: pending.symbol, content: pending.content,
+        contentHash: pending.contentHash, prevHash: head.hash, chainHash: placed.chainHash,
+        signature: pending.signature, linkToken: pending.linkToken,
+      };
+      s.insertRecord.run(
+        record.id, sortKeyOf(record.id), record.agentId, record.type, seq, record.recordedAt, record.symbol,
+        record.content, record.contentHash, record.prevHash, record.chainHash,
+        record.signature ? JSON.stringify(record.signature) : null, record.linkToken,
+      );
+      const response = pending.respond(record);
+      if (pending.idempotency) {
+        s.insertIdempotency.run(pending.agentId, pending.idempotency.key, pending.idempotency.fingerprint,
+          record.id, response.status, response.body, record.recordedAt);
+      }
+      head.seq = seq;
+      head.hash = record.chainHash;
+      head.recordedAt = record.recordedAt;
+      return { kind: 'recorded', record, response };
+    });
+    for (const [agentId, head] of heads) s.updateHead.run(head.seq, head.hash, head.recordedAt, agentId);
+    return outcomes;
+  }
+
+  async chainHead(agentId: string): Promise<ChainHead> {
+    const row = this.db.prepare('SELECT seq, hash, recorded_at FROM chain_heads WHERE agent_id = ?').get(agentId) as Row | undefined;
+    if (!row) return { seq: 0, hash: GENESIS_PREV_HASH, recordedAt: null };
+    return { seq: Number(row.seq), hash: String(row.hash), recordedAt: (row.recorded_at as string | null) ?? null };
+  }
+
+  async findRecord(id: string): Promise<StoredRecord | null> {
+    const row = this.s.findRecord.get(id) as Row | undefined;
+    return row ? recordFromRow(row) : null;
+  }
+
+  async listAgentRecords(agentId: string, type: RecordType, page: Page): Promise<StoredRecord[]> {
+    const rows = page.before
+      ? this.db.prepare(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+          WHERE r.agent_id = ? AND r.type = ? AND r.sort_key < ? ORDER BY r.sort_key DESC LIMIT ?`)
+          .all(agentId, type, sortKeyOf(page.before), page.limit)
+      : this.db.prepare(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+          WHERE r.agent_id = ? AND r.type = ? ORDER BY r.sort_key DESC LIMIT ?`)
+          .all(agentId, type, page.limit);
+    return (rows as Row[]).map(recordFromRow);
+  }
+}
