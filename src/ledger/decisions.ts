@@ -1,6 +1,6 @@
 // The record path: a validated decision request becomes a durable, chained record, exactly
 // once per idempotency key. Signature checks (when a `signature` is sent) live in signing.ts.
-import { canonicalJson, normaliseNumbers, type CanonValue } from '../core/canon.ts';
+import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { chainHash, formatRecordedAt, type SignatureEnvelope } from '../core/chain.ts';
 import { decisionContent } from '../core/decision.ts';
 import { JsonNumber, type JsonValue } from '../core/json.ts';
@@ -59,19 +59,17 @@ export class DecisionService {
 
   private async recordOnce(input: DecisionInput): Promise<DecisionOutcome> {
     const { agent, body, idempotencyKey } = input;
-    const normalisedBody = normaliseNumbers(body);
-    if (!normalisedBody.ok) return { kind: 'error', error: errors.invalidRequest(`${normalisedBody.path} is not a valid decimal: its normalised form exceeds 64 characters`, normalisedBody.path) };
-    const fingerprint = sha256Hex('POST /v1/decisions\n' + canonicalJson(normalisedBody.value));
-
-    const earlier = await this.replay(agent.id, idempotencyKey, fingerprint);
-    if (earlier) return earlier;
-
     const { signature, nonce, ...fields } = body;
     if (nonce !== undefined) return { kind: 'error', error: errors.invalidRequest('nonce belongs inside signature; it is not a decision field', 'nonce') };
     const signatureNonce = signature !== undefined ? nonceOf(signature) : undefined;
     const content = decisionContent({ agent: agent.handle, fields, nonce: signatureNonce, now: this.o.clock.now() });
     if (!content.ok) return { kind: 'error', error: errors.invalidRequest(content.error.message, content.error.param) };
     const payload = canonicalJson(content.document);
+
+    // "Same body" means the same decision: 1.5 and "1.50" record the same content, so they match.
+    const fingerprint = sha256Hex(`POST /v1/decisions\n${payload}\n${signature === undefined ? '' : canonicalJson(plainStrings(signature))}`);
+    const earlier = await this.replay(agent.id, idempotencyKey, fingerprint);
+    if (earlier) return earlier;
 
     let envelope: SignatureEnvelope | null = null;
     if (signature !== undefined) {
@@ -116,6 +114,12 @@ export class DecisionService {
 
 function inFlightError(): DecisionOutcome {
   return { kind: 'error', error: errors.idempotencyInFlight('a request with this Idempotency-Key is still being processed; retry shortly', 'Idempotency-Key') };
+}
+
+/** The signature object as canon text (its members are strings, checked by the schema). */
+function plainStrings(v: JsonValue): CanonValue {
+  if (!isJsonObject(v)) return null;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x === 'string' ? x : null]));
 }
 
 function nonceOf(signature: JsonValue): string | undefined {
