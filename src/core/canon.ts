@@ -2,7 +2,7 @@
 // Owns: the exact bytes that are hashed and signed. RFC 8785 restricted to values without numbers.
 
 import { normaliseDecimal } from './decimal.ts';
-import { JsonNumber, hasLoneSurrogate, joinPath, setOwn, type JsonValue } from './json.ts';
+import { JsonNumber, joinPath, setOwn, type JsonValue } from './json.ts';
 
 /** A canon_v1 value: JSON without numbers (every number is a normalised decimal string). */
 export type CanonValue = null | boolean | string | CanonValue[] | { [key: string]: CanonValue };
@@ -11,10 +11,21 @@ export type CanonValue = null | boolean | string | CanonValue[] | { [key: string
 const MAX_CANON_DEPTH = 1000;
 
 function serialiseString(s: string): string {
-  if (hasLoneSurrogate(s)) throw new TypeError('canon_v1: string holds a lone surrogate (invalid Unicode)');
+  // One pass: reject lone surrogates and find whether anything needs escaping at all.
+  let needsEscape = false;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c) needsEscape = true;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      const d = s.charCodeAt(i + 1);
+      if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) i++;
+      else throw new TypeError('canon_v1: string holds a lone surrogate (invalid Unicode)');
+    }
+  }
   // ECMAScript JSON.stringify escapes exactly as canon_v1 §1 requires for well-formed strings:
   // `"` `\` and U+0000..U+001F (short forms or lower-case \u00xx); everything else as itself.
-  return JSON.stringify(s);
+  return needsEscape ? JSON.stringify(s) : `"${s}"`;
 }
 
 function serialise(v: unknown, depth: number): string {
