@@ -13,15 +13,21 @@ import type { Clock } from '../ledger/clock.ts';
 import { systemClock } from '../ledger/clock.ts';
 import { DecisionService, type SignatureCheck } from '../ledger/decisions.ts';
 import { errors } from '../ledger/errors.ts';
+import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ApiError, installErrorHandling } from './errors.ts';
+import { SnapshotLocalStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { ErrorBody } from './schemas.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { assertionRoutes } from './routes/assertion.ts';
 import { decisionRoutes } from './routes/decisions.ts';
 import { healthRoutes } from './routes/health.ts';
 import { immutableRoutes } from './routes/immutable.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { publicRoutes } from './routes/public/index.ts';
+import { PublicReads } from '../ledger/public-reads.ts';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -36,7 +42,7 @@ export type AppDeps = {
 export type LedgerApp = { app: App; decisions: DecisionService; close: () => Promise<void> };
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
-function validatorCompiler() {
+export function validatorCompiler() {
   const base = { allErrors: false, strict: false, useDefaults: true, removeAdditional: false as const };
   const body = new Ajv({ ...base, coerceTypes: false });
   const other = new Ajv({ ...base, coerceTypes: true });
@@ -47,6 +53,15 @@ function validatorCompiler() {
   }
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
     (httpPart === 'body' ? body : other).compile(schema);
+}
+
+/** The shared rate-limit budget's Redis connection, closed with the app (the plugin never closes it). */
+function rateLimitRedis(app: App, url: string): Redis {
+  const redis = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false });
+  app.addHook('onClose', async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  return redis;
 }
 
 export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
@@ -92,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true,
-    ...(config.redisUrl ? { redis: new Redis(config.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false }), nameSpace: 'ledger-rate-' } : {}),
+    ...(config.redisUrl ? { redis: rateLimitRedis(app, config.redisUrl), nameSpace: 'ledger-rate-' } : { store: SnapshotLocalStore }),
     errorResponseBuilder: (_request, context) =>
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
@@ -102,7 +117,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 
   await app.register(healthRoutes, { store, isClosing: () => closing });
   await app.register(decisionRoutes, { store, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
+  await app.register(assertionRoutes, { store, clock });
+  await app.register(keyRoutes, { store, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { store });
+  await app.register(publicRoutes, { reads: new PublicReads(store, config.baseUrl), readLimitPerMinute: config.readLimitPerMinute, clock });
   if (config.adminToken) await app.register(adminRoutes, { operators, store, adminToken: config.adminToken });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -14,11 +14,28 @@ declare module 'fastify' {
 
 export const BODY_LIMIT_BYTES = 128 * 1024;
 
+// Invalid UTF-8 (such as an encoded lone surrogate) is refused, never replaced by U+FFFD and hashed.
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function decodeUtf8(bytes: Buffer): string | null {
+  try {
+    return utf8Decoder.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 export function installJsonBody(app: FastifyInstance): void {
   app.decorateRequest('lossless', undefined);
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (request, text, done) => {
-    const read = readJson(text as string);
+  // JSON only: fastify's default text/plain parser would hand a string to the route, a 400 where a wrong content type is a 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, bytes, done) => {
+    const text = decodeUtf8(bytes as Buffer);
+    if (text === null) {
+      done(new ApiError(errors.invalidRequest('the request body is not valid UTF-8', 'body')), undefined);
+      return;
+    }
+    const read = readJson(text);
     if (!read.ok) {
       const param = read.error.path || 'body';
       done(new ApiError(errors.invalidRequest(`malformed JSON: ${read.error.message}`, param)), undefined);

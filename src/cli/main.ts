@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { startServer } from '../server.ts';
 import { registerOperatorCommands } from './operators.ts';
+import { registerVerifyCommand } from './verify.ts';
 
 const program = new Command()
   .name('ledger')
@@ -35,6 +36,7 @@ program.command('serve')
   });
 
 registerOperatorCommands(program);
+registerVerifyCommand(program);
 
 try {
   await program.parseAsync(process.argv);

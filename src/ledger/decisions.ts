@@ -10,6 +10,7 @@ import type { Clock } from './clock.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { errors, type LedgerError } from './errors.ts';
 import { linkToken, recordId } from './ids.ts';
+import { revokedKeyError } from './signing.ts';
 
 export type DecisionInput = {
   agent: Agent;
@@ -97,6 +98,8 @@ export class DecisionService {
         return { kind: 'error', error: errors.agentNotActive(`agent ${agent.handle} is not active`) };
       case 'nonce_used':
         return { kind: 'error', error: errors.invalidRequest('this nonce has already been used by a recorded decision', 'signature.nonce') };
+      case 'key_revoked':
+        return { kind: 'error', error: revokedKeyError(envelope?.key_id ?? '') };
       case 'idempotency_conflict':
         return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? inFlightError();
     }

@@ -91,7 +91,9 @@ export type AppendOutcome =
   /** Another request recorded this idempotency key first (a race between processes). */
   | { kind: 'idempotency_conflict' }
   | { kind: 'nonce_used' }
-  | { kind: 'agent_not_active' };
+  | { kind: 'agent_not_active' }
+  /** The signing key was revoked (or is not the agent's) when the transaction looked: nothing recorded. */
+  | { kind: 'key_revoked' };
 
 export type IdempotentResult = {
   fingerprint: string;
@@ -123,6 +125,10 @@ export interface LedgerStore {
   createSigningKey(key: SigningKey): Promise<SigningKey>;
   findSigningKey(agentId: string, id: string): Promise<SigningKey | null>;
   listSigningKeys(agentId: string): Promise<SigningKey[]>;
+  /**
+   * Sets revoked_at once, under the agent's chain head lock, to the later of `at` and the agent's
+   * latest recorded_at: every record the key signed stays valid ("not revoked before recorded_at").
+   */
   revokeSigningKey(agentId: string, id: string, at: string): Promise<void>;
 
   findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null>;
@@ -133,4 +139,32 @@ export interface LedgerStore {
   findRecord(id: string): Promise<StoredRecord | null>;
   /** The agent's records newest first, before the id `page.before` when given. */
   listAgentRecords(agentId: string, type: RecordType, page: Page): Promise<StoredRecord[]>;
+
+  /** Whether a recorded decision of the agent already used this signature nonce. */
+  isNonceUsed(agentId: string, nonce: string): Promise<boolean>;
+
+  // Public reads (profile, chain, proof, ledger, export, transparency).
+  findAgentById(id: string): Promise<Agent | null>;
+  /** The agent's records in chain order: seq greater than `afterSeq`, at most `limit`. */
+  listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]>;
+  /** Every agent's records newest first by sort key (the ULID part of the id), filtered. */
+  listLedger(query: LedgerQuery): Promise<StoredRecord[]>;
+  /** Record counts of one agent, or of all agents when `agentId` is omitted. */
+  countRecords(agentId?: string): Promise<RecordCounts>;
+  /** Every agent with its chain head, by handle. */
+  listHeads(): Promise<AgentHead[]>;
 }
+
+export type LedgerQuery = {
+  limit: number;
+  /** Only records whose sort key is below this one (the cursor). */
+  beforeSortKey?: string | undefined;
+  symbol?: string | undefined;
+  agentId?: string | undefined;
+  type?: RecordType | undefined;
+  includeDemo: boolean;
+};
+
+export type RecordCounts = { total: number; signed: number; byType: Record<RecordType, number> };
+
+export type AgentHead = { agent: Agent; head: ChainHead };

@@ -61,12 +61,16 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
       ...common,
       summary: 'Issue another API key for an agent (the secret is shown once)',
       params: Type.Object({ handle: Type.String() }),
-      body: Type.Optional(Type.Object({ scopes: Type.Optional(Scopes) }, { additionalProperties: false })),
+      body: Type.Object({ scopes: Type.Optional(Scopes) }, { additionalProperties: false }),
       response: { 201: Type.Object({ api_key: ApiKeyView }), ...errorResponses(400, 401, 404) },
     },
     onRequest: guard,
+    // The body is optional: a bare POST issues a key with every scope.
+    preValidation: async (request) => {
+      if (request.body === undefined) request.body = {};
+    },
   }, async (request, reply) => {
-    const issued = await o.operators.issueKey(request.params.handle, request.body?.scopes as Scope[] | undefined);
+    const issued = await o.operators.issueKey(request.params.handle, request.body.scopes as Scope[] | undefined);
     if (!issued.ok) return sendError(request, reply, issued.error);
     return reply.code(201).send({ api_key: apiKeyView(issued.value.apiKey, issued.value.agent.handle, issued.value.apiKey.secret) });
   });

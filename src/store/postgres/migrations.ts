@@ -75,4 +75,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (agent_id, nonce)
   );
   `,
+  // Public reads: the ledger's filters, each newest first by sort key.
+  `
+  CREATE INDEX records_symbol_sort ON records(symbol, sort_key);
+  CREATE INDEX records_agent_sort ON records(agent_id, sort_key);
+  CREATE INDEX records_type_sort ON records(type, sort_key);
+  `,
 ];

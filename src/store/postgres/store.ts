@@ -7,12 +7,14 @@ import type {
   Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
   KeyHolder, LedgerStore, Page, PendingRecord, SigningKey, StoredRecord,
 } from '../port.ts';
+import type { AgentHead, LedgerQuery, RecordCounts } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
 import {
   agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
+import { agentHeadFromRow, ledgerSql, recordCountsFromRows } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 
 export type PostgresOptions = { connectionString: string; schema?: string | undefined; poolSize?: number };
@@ -163,7 +165,14 @@ export class PostgresStore implements LedgerStore {
   }
 
   async revokeSigningKey(agentId: string, id: string, at: string): Promise<void> {
-    await this.q('UPDATE signing_keys SET revoked_at = $1 WHERE agent_id = $2 AND id = $3 AND revoked_at IS NULL', [at, agentId, id]);
+    // The chain head lock orders this against every append of the agent's records: a batch
+    // holding it commits first (its records predate revoked_at), a later one sees the revoke.
+    await this.inTransaction(async (c) => {
+      const [head] = (await c.query('SELECT recorded_at FROM chain_heads WHERE agent_id = $1 FOR UPDATE', [agentId])).rows as Row[];
+      const latest = (head?.recorded_at as string | null | undefined) ?? null;
+      await c.query('UPDATE signing_keys SET revoked_at = $1 WHERE agent_id = $2 AND id = $3 AND revoked_at IS NULL',
+        [latest !== null && latest > at ? latest : at, agentId, id]);
+    });
   }
 
   async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
@@ -195,6 +204,41 @@ export class PostgresStore implements LedgerStore {
       : await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
           WHERE r.agent_id = $1 AND r.type = $2 ORDER BY r.sort_key DESC LIMIT $3`, [agentId, type, page.limit]);
     return rows.map(recordFromRow);
+  }
+
+  async isNonceUsed(agentId: string, nonce: string): Promise<boolean> {
+    return (await this.q('SELECT 1 FROM nonces WHERE agent_id = $1 AND nonce = $2', [agentId, nonce])).length > 0;
+  }
+
+  // Public reads.
+  async findAgentById(id: string): Promise<Agent | null> {
+    const [row] = await this.q('SELECT * FROM agents WHERE id = $1', [id]);
+    return row ? agentFromRow(row) : null;
+  }
+
+  async listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]> {
+    const rows = await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+      WHERE r.agent_id = $1 AND r.chain_seq > $2 ORDER BY r.chain_seq LIMIT $3`, [agentId, afterSeq, limit]);
+    return rows.map(recordFromRow);
+  }
+
+  async listLedger(query: LedgerQuery): Promise<StoredRecord[]> {
+    let n = 0;
+    const { sql, params } = ledgerSql(query, () => `$${++n}`, 'NOT a.demo');
+    return (await this.q(sql, params)).map(recordFromRow);
+  }
+
+  async countRecords(agentId?: string): Promise<RecordCounts> {
+    const rows = agentId
+      ? await this.q('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records WHERE agent_id = $1 GROUP BY type', [agentId])
+      : await this.q('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records GROUP BY type');
+    return recordCountsFromRows(rows);
+  }
+
+  async listHeads(): Promise<AgentHead[]> {
+    const rows = await this.q(`SELECT a.*, h.seq AS head_seq, h.hash AS head_hash, h.recorded_at AS head_recorded_at
+      FROM agents a JOIN chain_heads h ON h.agent_id = a.id ORDER BY a.handle`);
+    return rows.map(agentHeadFromRow);
   }
 }
 
@@ -230,9 +274,25 @@ const CLAIM_NONCE = `
           ON CONFLICT DO NOTHING RETURNING agent_id, nonce)
   SELECT input.i FROM input JOIN ins USING (agent_id, nonce)`;
 
+/**
+ * Signed records whose key is revoked are refused. Read after the chain heads are locked, which a
+ * revoke also locks, so a revoke that committed before this transaction is always seen.
+ */
+async function refuseRevokedKeys(c: pg.PoolClient, batch: PendingRecord[], outcomes: (AppendOutcome | null)[]): Promise<void> {
+  const signed = batch.flatMap((p, i) => (outcomes[i] === null && p.signature ? [{ i, agentId: p.agentId, keyId: p.signature.key_id }] : []));
+  if (signed.length === 0) return;
+  const rows = (await c.query(
+    `SELECT agent_id, id FROM signing_keys WHERE revoked_at IS NULL
+       AND (agent_id, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [signed.map((x) => x.agentId), signed.map((x) => x.keyId)])).rows as Row[];
+  const usable = new Set(rows.map((r) => `${String(r.agent_id)}\n${String(r.id)}`));
+  for (const x of signed) if (!usable.has(`${x.agentId}\n${x.keyId}`)) outcomes[x.i] = { kind: 'key_revoked' };
+}
+
 async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
   const heads = await lockHeads(c, [...new Set(batch.map((p) => p.agentId))].sort());
   const outcomes: (AppendOutcome | null)[] = batch.map((p) => (heads.get(p.agentId)?.active ? null : { kind: 'agent_not_active' }));
+  await refuseRevokedKeys(c, batch, outcomes);
 
   const wantIdem = batch.flatMap((p, i) => (outcomes[i] === null && p.idempotency
     ? [{ i, agentId: p.agentId, value: p.idempotency.key, extra: p.idempotency.fingerprint }] : []));

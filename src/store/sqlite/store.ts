@@ -8,12 +8,14 @@ import type {
   Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
   KeyHolder, LedgerStore, Page, PendingRecord, SigningKey, StoredRecord,
 } from '../port.ts';
+import type { AgentHead, LedgerQuery, RecordCounts } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
 import {
   agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
+import { agentHeadFromRow, ledgerSql, recordCountsFromRows } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 
 function prepareStatements(db: Database.Database) {
@@ -154,7 +156,13 @@ export class SqliteStore implements LedgerStore {
   }
 
   async revokeSigningKey(agentId: string, id: string, at: string): Promise<void> {
-    this.db.prepare('UPDATE signing_keys SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL').run(at, agentId, id);
+    // IMMEDIATE: no batch can chain a record between reading the head and revoking.
+    this.db.transaction(() => {
+      const head = this.db.prepare('SELECT recorded_at FROM chain_heads WHERE agent_id = ?').get(agentId) as Row | undefined;
+      const latest = (head?.recorded_at as string | null | undefined) ?? null;
+      this.db.prepare('UPDATE signing_keys SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL')
+        .run(latest !== null && latest > at ? latest : at, agentId, id);
+    }).immediate();
   }
 
   async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
@@ -180,6 +188,7 @@ export class SqliteStore implements LedgerStore {
       if (pending.idempotency && s.idempotencyExists.get(pending.agentId, pending.idempotency.key)) {
         return { kind: 'idempotency_conflict' };
       }
+      if (pending.signature && !this.keyUsable(pending.agentId, pending.signature.key_id)) return { kind: 'key_revoked' };
       const seq = head.seq + 1;
       const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt });
       if (pending.signature && s.insertNonce.run(pending.agentId, pending.signature.nonce, placed.id).changes === 0) {
@@ -210,6 +219,12 @@ export class SqliteStore implements LedgerStore {
     return outcomes;
   }
 
+  /** Inside the append transaction: a revoke committed before it is seen, one after it waits. */
+  private keyUsable(agentId: string, keyId: string): boolean {
+    const row = this.s.findSigningKey.get(agentId, keyId) as Row | undefined;
+    return row !== undefined && row.revoked_at === null;
+  }
+
   async chainHead(agentId: string): Promise<ChainHead> {
     const row = this.db.prepare('SELECT seq, hash, recorded_at FROM chain_heads WHERE agent_id = ?').get(agentId) as Row | undefined;
     if (!row) return { seq: 0, hash: GENESIS_PREV_HASH, recordedAt: null };
@@ -230,5 +245,51 @@ export class SqliteStore implements LedgerStore {
           WHERE r.agent_id = ? AND r.type = ? ORDER BY r.sort_key DESC LIMIT ?`)
           .all(agentId, type, page.limit);
     return (rows as Row[]).map(recordFromRow);
+  }
+
+  async isNonceUsed(agentId: string, nonce: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM nonces WHERE agent_id = ? AND nonce = ?').get(agentId, nonce) !== undefined;
+  }
+
+  // Public reads. Statements are prepared once per distinct SQL text (the ledger's filters
+  // combine into a handful of shapes).
+  private readonly readStatements = new Map<string, Database.Statement>();
+
+  private read(sql: string): Database.Statement {
+    let statement = this.readStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.readStatements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  async findAgentById(id: string): Promise<Agent | null> {
+    const row = this.read('SELECT * FROM agents WHERE id = ?').get(id) as Row | undefined;
+    return row ? agentFromRow(row) : null;
+  }
+
+  async listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]> {
+    const rows = this.read(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+      WHERE r.agent_id = ? AND r.chain_seq > ? ORDER BY r.chain_seq LIMIT ?`).all(agentId, afterSeq, limit);
+    return (rows as Row[]).map(recordFromRow);
+  }
+
+  async listLedger(query: LedgerQuery): Promise<StoredRecord[]> {
+    const { sql, params } = ledgerSql(query, '?', 'a.demo = 0');
+    return (this.read(sql).all(...params) as Row[]).map(recordFromRow);
+  }
+
+  async countRecords(agentId?: string): Promise<RecordCounts> {
+    const rows = (agentId
+      ? this.read('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records WHERE agent_id = ? GROUP BY type').all(agentId)
+      : this.read('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records GROUP BY type').all()) as Row[];
+    return recordCountsFromRows(rows);
+  }
+
+  async listHeads(): Promise<AgentHead[]> {
+    const rows = this.read(`SELECT a.*, h.seq AS head_seq, h.hash AS head_hash, h.recorded_at AS head_recorded_at
+      FROM agents a JOIN chain_heads h ON h.agent_id = a.id ORDER BY a.handle`).all() as Row[];
+    return rows.map(agentHeadFromRow);
   }
 }

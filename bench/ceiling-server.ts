@@ -1,0 +1,37 @@
+// The ceiling of the write benchmark, run as a child process: a bare fastify 5 endpoint that
+// parses and validates a decision exactly as POST /v1/decisions does (same fastify options and
+// body limit, the app's lossless JSON parser, the app's Ajv set-up, the same TypeBox schemas),
+// then answers 201 with a fixed small JSON and stores nothing. No auth, no rate limit, no hashing.
+import Fastify from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { randomBytes } from 'node:crypto';
+import { validatorCompiler } from '../src/api/app.ts';
+import { BODY_LIMIT_BYTES, installJsonBody } from '../src/api/json-body.ts';
+import { DecisionRequest, ErrorBody } from '../src/api/schemas.ts';
+
+const ANSWER = JSON.stringify({ object: 'decision', immutable: true, stored: false });
+
+const app = Fastify({
+  logger: { level: process.env.LEDGER_LOG_LEVEL ?? 'warn' },
+  bodyLimit: BODY_LIMIT_BYTES,
+  genReqId: () => 'req_' + randomBytes(12).toString('hex'),
+  requestIdHeader: false,
+});
+app.setValidatorCompiler(validatorCompiler());
+app.addSchema(ErrorBody);
+app.addHook('onRequest', async (request, reply) => {
+  reply.header('request-id', request.id);
+});
+installJsonBody(app);
+
+app.post('/v1/decisions', {
+  schema: {
+    headers: Type.Object({ 'idempotency-key': Type.String({ minLength: 8, maxLength: 255 }) }),
+    body: DecisionRequest,
+  },
+}, async (_request, reply) => reply.code(201).type('application/json; charset=utf-8').send(ANSWER));
+
+const url = await app.listen({ port: 0, host: '127.0.0.1' });
+process.send?.({ ready: url });
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+process.on('disconnect', () => process.exit(0)); // the benchmark went away

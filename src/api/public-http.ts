@@ -1,0 +1,86 @@
+// HTTP hygiene of the public reads (profile, chain, proof, ledger, export, transparency):
+// open CORS, ETag with 304 on If-None-Match, Cache-Control, compression, and a per-IP read rate
+// limit. Installed inside the public routes' own plugin context, so none of it touches the
+// authenticated endpoints.
+//
+// Libraries: @fastify/etag (a weak ETag over the exact body; honours an ETag a route sets
+// itself, as the streamed export does) and @fastify/compress (br/gzip/deflate negotiation,
+// streams included). CORS is a two-header hook plus preflight routes: a public, credential-free
+// GET needs only `Access-Control-Allow-Origin: *`, which does not justify a plugin whose
+// preflight route would also answer for the authenticated paths.
+import compress from '@fastify/compress';
+import etag from '@fastify/etag';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from './app.ts';
+
+/** Headers a browser script may read from a public response. */
+const EXPOSED_HEADERS = [
+  'ETag', 'request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After',
+].join(', ');
+
+/** Compress bodies above this size (bytes). */
+const COMPRESS_THRESHOLD = 1024;
+
+export async function installPublicHttp(app: App): Promise<void> {
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+  });
+  // Order matters: the ETag is taken over the uncompressed body, before compression runs.
+  await app.register(etag, { weak: true });
+  await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'] });
+}
+
+/** Answers CORS preflight for a public path (GET and HEAD only, no credentials). */
+export function preflightRoute(app: App, url: string): void {
+  app.options(url, { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('access-control-allow-methods', 'GET, HEAD, OPTIONS');
+    reply.header('access-control-allow-headers', 'If-None-Match, Accept, Accept-Encoding');
+    reply.header('access-control-max-age', '86400');
+    return reply.code(204).send();
+  });
+}
+
+/**
+ * The read rate limit for one public route: `max` requests per minute per client IP, one budget
+ * shared by every public read (the `groupId`), in Redis when the service is configured with one.
+ * The IP is the socket's peer unless fastify is told to trust a proxy.
+ */
+export function readRateLimit(max: number) {
+  return {
+    rateLimit: {
+      max,
+      timeWindow: 60_000,
+      groupId: 'public-reads',
+      keyGenerator: (request: FastifyRequest) => request.ip,
+    },
+  };
+}
+
+/**
+ * Cache-Control of public reads. `short` views change as agents record (profile, first pages,
+ * heads); `proof` shows one immutable record plus the agent's head; `revalidate` (the export)
+ * is always checked against its ETag.
+ */
+export const CACHE = {
+  short: 'public, max-age=5',
+  proof: 'public, max-age=60',
+  revalidate: 'public, no-cache',
+} as const;
+
+export function cacheFor(reply: FastifyReply, policy: keyof typeof CACHE): FastifyReply {
+  return reply.header('cache-control', CACHE[policy]);
+}
+
+/** Sends a JSON body that is already text (not re-serialised). */
+export function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
+}
+
+/** True when If-None-Match names `tag` (weak comparison, as RFC 9110 prescribes for GET). */
+export function notModified(request: FastifyRequest, tag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (typeof header !== 'string') return false;
+  const opaque = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim() === '*' || opaque(t) === opaque(tag));
+}

@@ -1,0 +1,26 @@
+// GET /v1/agents/{handle}: the public profile (interface section 4, endpoint 5).
+import { sendError } from '../../errors.ts';
+import { cacheFor, preflightRoute, readRateLimit } from '../../public-http.ts';
+import { errorResponses } from '../../schemas.ts';
+import type { App } from '../../app.ts';
+import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
+import { HandleParams, ProfileResponse } from './schemas.ts';
+
+export async function agentRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+  app.get('/v1/agents/:handle', {
+    schema: {
+      summary: 'An agent\'s public profile',
+      description: 'Handle, status, demo flag, chain head, record counts, signing keys (public halves), and the portfolio, performance and caveat sections. The public id of an agent is its handle.',
+      tags: PUBLIC_TAG,
+      params: HandleParams,
+      response: { 200: ProfileResponse, ...errorResponses(404, 429) },
+    },
+    config: readRateLimit(o.readLimitPerMinute),
+  }, async (request, reply) => {
+    const profile = await o.reads.profile(request.params.handle);
+    if (!profile.ok) return sendError(request, reply, profile.error);
+    cacheFor(reply, 'short');
+    return profile.value;
+  });
+  preflightRoute(app, '/v1/agents/:handle');
+}

@@ -1,0 +1,18 @@
+// The public reads (interface section 4, endpoints 5 to 10) in one plugin context, with their
+// HTTP hygiene (public-http.ts) applied to them alone.
+import { installPublicHttp } from '../../public-http.ts';
+import type { App } from '../../app.ts';
+import { agentRoutes } from './agents.ts';
+import { chainRoutes } from './chain.ts';
+import { exportRoutes } from './export.ts';
+import { ledgerRoutes } from './ledger.ts';
+import type { PublicRouteOptions } from './options.ts';
+import { proofRoutes } from './proof.ts';
+import { transparencyRoutes } from './transparency.ts';
+
+export async function publicRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+  await installPublicHttp(app);
+  for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes]) {
+    await app.register(routes, o);
+  }
+}

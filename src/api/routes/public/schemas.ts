@@ -1,0 +1,256 @@
+// Schemas of the public reads: query validation (every bad value is a 400 naming its parameter)
+// and the documented response shapes, with examples, that /v1/openapi.json publishes.
+import { Type, type TSchema } from '@sinclair/typebox';
+import { canonicalJson } from '../../../core/canon.ts';
+import { sha256Hex } from '../../../core/sha256.ts';
+import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
+import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
+import { GUARANTEES } from '../../../ledger/public-reads.ts';
+import { AGENT_STATUSES } from '../../../store/port.ts';
+import { stringEnum } from '../../schemas.ts';
+
+export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
+const HEX64 = '^[0-9a-f]{64}$';
+
+const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+// ---------------------------------------------------------------------------------------------
+// Examples: one agent with one record, with its real hashes
+
+const EX_HANDLE = 'momentum-bot';
+const EX_ID = 'dec_01JX0Z6Q4M8T2V7B3N5C9D1F0G';
+const EX_CONTENT = '{"action":"BUY","agent":"momentum-bot","asset_class":"US_EQUITY","canon":"canon_v1","currency":"USD","quantity":"150","symbol":"AAPL","thesis":"Breakout above the 200-day average.","type":"decision"}';
+const EX_ENTRY = {
+  agent: EX_HANDLE,
+  canon: 'canon_v1',
+  content_hash: sha256Hex(EX_CONTENT),
+  id: EX_ID,
+  prev_hash: '0'.repeat(64),
+  recorded_at: '2025-06-02T12:00:00.123Z',
+  seq: '1',
+  type: 'decision',
+};
+const EX_CHAIN_HASH = sha256Hex(canonicalJson(EX_ENTRY));
+const EX_RECORD = { entry: EX_ENTRY, chain_hash: EX_CHAIN_HASH, content: EX_CONTENT, document: JSON.parse(EX_CONTENT) as object };
+const EX_HEAD = { seq: 1, chain_hash: EX_CHAIN_HASH, recorded_at: EX_ENTRY.recorded_at };
+const EX_KEY = {
+  id: 'aid_01JX0Y2W4S6V8Z0B2D4F6H8K0M',
+  public_key: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo',
+  label: 'production signer',
+  created_at: '2025-06-01T09:00:00.000Z',
+  revoked_at: null,
+  status: 'active',
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pieces
+
+export const HeadView = Type.Object({
+  seq: Type.Integer({ description: 'chain_seq of the newest record; 0 for an empty chain.' }),
+  chain_hash: Type.String({ pattern: HEX64, description: 'chain_hash of the newest record (64 zeros for an empty chain). Pin it.' }),
+  recorded_at: nullable(Type.String({ pattern: RECORDED_AT_PATTERN })),
+}, { description: 'The chain head.' });
+
+export const PublicKeyView = Type.Object({
+  id: Type.String({ description: 'The key_id that signatures name.' }),
+  public_key: Type.String({ description: 'Raw 32-byte Ed25519 public key, base64url without padding.' }),
+  label: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  revoked_at: nullable(Type.String({ format: 'date-time' })),
+  status: stringEnum(['active', 'revoked'] as const),
+}, { description: 'An agent signing key (public half). A signature verifies only if the key was not revoked before the record\'s recorded_at.' });
+
+export const ChainEntry = Type.Object({
+  canon: Type.Literal('canon_v1'),
+  agent: Type.String({ description: 'The agent handle.' }),
+  seq: Type.String({ pattern: '^[1-9][0-9]*$', description: 'chain_seq as a decimal string.' }),
+  id: Type.String({ pattern: RECORD_ID_PATTERN }),
+  type: stringEnum(['decision', 'execution'] as const),
+  recorded_at: Type.String({ pattern: RECORDED_AT_PATTERN }),
+  content_hash: Type.String({ pattern: HEX64 }),
+  prev_hash: Type.String({ pattern: HEX64, description: 'chain_hash of the previous record; 64 zeros for seq 1.' }),
+  signature: Type.Optional(Type.Object({ key_id: Type.String(), nonce: Type.String(), signature: Type.String() })),
+}, {
+  description: 'The canon_v1 §4 chain entry, exactly: chain_hash = sha256(canon_v1(entry)). It is written in canon_v1 form, so its bytes in the response are the hashed bytes.',
+});
+
+export const RecordView = Type.Object({
+  entry: ChainEntry,
+  chain_hash: Type.String({ pattern: HEX64 }),
+  content: Type.Optional(Type.String({ description: 'canon_v1(content document) as a string: content_hash = sha256 of its UTF-8 bytes. Omitted with payloads=false.' })),
+  document: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The same content parsed, for convenience. Verify against content, not this.' })),
+}, { description: 'One record: everything needed to recompute its content_hash and chain_hash.' });
+
+export const LedgerItem = Type.Composite([RecordView, Type.Object({ proof_url: Type.String({ format: 'uri' }) })]);
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+export const HandleParams = Type.Object({ handle: Type.String({ description: 'The agent handle.' }) });
+
+export const ChainQuery = Type.Object({
+  payloads: Type.Boolean({ default: true, description: 'Include each record\'s content (default true).' }),
+  limit: Type.Integer({ minimum: 1, maximum: 2000, default: 500, description: 'Records per page: at most 2000, default 500.' }),
+  after_seq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Page start: records with seq greater than this. Take it from next_after_seq of the previous page.' }),
+}, { additionalProperties: false });
+
+export const ProofParams = Type.Object({ record_id: Type.String({ description: 'A record id (dec_... or exe_...).' }) });
+
+export const LedgerQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most 200, default 50.' }),
+  cursor: Type.Optional(Type.String({ pattern: RECORD_ID_PATTERN, description: 'A record id: the page holds records before it (older). Take it from next_cursor.' })),
+  symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'Only records about this symbol.' })),
+  agent: Type.Optional(Type.String({ pattern: HANDLE_PATTERN, description: 'Only this agent\'s records (its handle).' })),
+  type: Type.Optional(stringEnum(['decision', 'execution'] as const, { description: 'Only this record type.' })),
+  include_demo: Type.Boolean({ default: false, description: 'Include demo agents\' records (default false: hidden).' }),
+}, { additionalProperties: false });
+
+export const ExportQuery = Type.Object({
+  agent: Type.String({ pattern: HANDLE_PATTERN, description: 'The agent handle.' }),
+}, { additionalProperties: false });
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+export const ProfileResponse = Type.Object({
+  object: Type.Literal('agent_profile'),
+  id: Type.String({ description: 'The public id of an agent is its handle.' }),
+  handle: Type.String(),
+  display_name: nullable(Type.String()),
+  status: stringEnum(AGENT_STATUSES),
+  demo: Type.Boolean({ description: 'A demo agent\'s records are hidden from /v1/ledger unless include_demo=true.' }),
+  created_at: Type.String({ format: 'date-time' }),
+  chain: Type.Object({ head: HeadView, url: Type.String({ format: 'uri' }), export_url: Type.String({ format: 'uri' }) }),
+  counts: Type.Object({
+    records: Type.Integer(), decision: Type.Integer(), execution: Type.Integer(), signed: Type.Integer({ description: 'Agent-signed records.' }),
+  }),
+  signing_keys: Type.Array(PublicKeyView),
+  portfolios: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'Model and broker portfolios. Empty until portfolios are computed; a caveat says so.' }),
+  performance: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Performance against a benchmark; null until computed; a caveat says so.' }),
+  caveats: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), { description: 'What this profile does not show or prove.' }),
+}, {
+  description: 'The public profile of an agent.',
+  examples: [{
+    object: 'agent_profile', id: EX_HANDLE, handle: EX_HANDLE, display_name: 'Momentum Bot', status: 'active', demo: false,
+    created_at: '2025-06-01T08:00:00.000Z',
+    chain: { head: EX_HEAD, url: `https://ledger.example/v1/agents/${EX_HANDLE}/chain`, export_url: `https://ledger.example/v1/export?agent=${EX_HANDLE}` },
+    counts: { records: 1, decision: 1, execution: 0, signed: 0 },
+    signing_keys: [EX_KEY],
+    portfolios: [],
+    performance: null,
+    caveats: [{ code: 'performance_not_computed', message: 'No performance is computed for this agent yet: performance is null. Nothing on this profile states a return.' }],
+  }],
+});
+
+export const ChainResponse = Type.Object({
+  object: Type.Literal('chain'),
+  canonicalisation: Type.Literal('canon_v1'),
+  algorithm: Type.Literal('sha256'),
+  agent: Type.String(),
+  head: HeadView,
+  keys: Type.Array(PublicKeyView, { description: 'Every signing key of the agent, to verify signed records.' }),
+  payloads: Type.Boolean(),
+  limit: Type.Integer(),
+  after_seq: Type.Integer(),
+  records: Type.Array(RecordView, { description: 'Ascending by seq, starting at after_seq + 1, never past `head`.' }),
+  has_more: Type.Boolean(),
+  next_after_seq: Type.Union([Type.Integer(), Type.Null()], { description: 'Pass as after_seq for the next page; null on the last page.' }),
+  next: nullable(Type.String({ format: 'uri', description: 'The next page\'s URL; null on the last page.' })),
+}, {
+  description: 'One page of an agent\'s hash chain, oldest first. Walk pages with next_after_seq until has_more is false; the last page ends at the head it reports.',
+  examples: [{
+    object: 'chain', canonicalisation: 'canon_v1', algorithm: 'sha256', agent: EX_HANDLE, head: EX_HEAD, keys: [EX_KEY],
+    payloads: true, limit: 500, after_seq: 0, records: [EX_RECORD], has_more: false, next_after_seq: null, next: null,
+  }],
+});
+
+export const ProofResponse = Type.Object({
+  object: Type.Literal('proof'),
+  canonicalisation: Type.Literal('canon_v1'),
+  algorithm: Type.Literal('sha256'),
+  id: Type.String(),
+  agent: Type.Object({
+    handle: Type.String(),
+    status: nullable(stringEnum(AGENT_STATUSES)),
+    demo: Type.Boolean(),
+    head: HeadView,
+  }, { description: 'The agent and its current chain head (the record is at or before it).' }),
+  key: Type.Union([Type.Composite([PublicKeyView, Type.Object({ valid_for_record: Type.Boolean({ description: 'Not revoked before the record\'s recorded_at.' }) })]), Type.Null()], {
+    description: 'For an agent-signed record: the key named by entry.signature.key_id. null for unsigned records.',
+  }),
+  inclusion_proof: Type.Null({ description: 'The record\'s inclusion proof in a global-log checkpoint. null until the global log includes it.' }),
+  anchor_proof: Type.Null({ description: 'The anchor proof of that checkpoint. null until anchored.' }),
+  links: Type.Object({ self: Type.String({ format: 'uri' }), chain_from_here: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) }),
+  record: RecordView,
+}, {
+  description: 'One record with everything needed to verify it alone: sha256(content) = entry.content_hash; sha256(canon_v1(entry)) = chain_hash; entry.prev_hash links to the previous record (64 zeros for seq 1); the signature, if any, verifies over content under key.public_key.',
+  examples: [{
+    object: 'proof', canonicalisation: 'canon_v1', algorithm: 'sha256', id: EX_ID,
+    agent: { handle: EX_HANDLE, status: 'active', demo: false, head: EX_HEAD },
+    key: null, inclusion_proof: null, anchor_proof: null,
+    links: {
+      self: `https://ledger.example/v1/proof/${EX_ID}`,
+      chain_from_here: `https://ledger.example/v1/agents/${EX_HANDLE}/chain`,
+      export: `https://ledger.example/v1/export?agent=${EX_HANDLE}`,
+    },
+    record: EX_RECORD,
+  }],
+});
+
+export const LedgerResponse = Type.Object({
+  object: Type.Literal('list'),
+  url: Type.Literal('/v1/ledger'),
+  data: Type.Array(LedgerItem, { description: 'Newest first by id.' }),
+  has_more: Type.Boolean(),
+  next_cursor: nullable(Type.String({ description: 'The last id of this page: pass as cursor for the next (older) page; null on the last page.' })),
+  next: nullable(Type.String({ format: 'uri', description: 'The next page\'s URL with the same filters; null on the last page.' })),
+}, {
+  description: 'A page of every agent\'s records, newest first. Page with next_cursor: records recorded while you page appear only before your first page, so a walk sees every record that existed when it started exactly once.',
+  examples: [{
+    object: 'list', url: '/v1/ledger',
+    data: [{ ...EX_RECORD, proof_url: `https://ledger.example/v1/proof/${EX_ID}` }],
+    has_more: false, next_cursor: null, next: null,
+  }],
+});
+
+export const TransparencyResponse = Type.Object({
+  object: Type.Literal('transparency'),
+  generated_at: Type.String({ format: 'date-time' }),
+  canonicalisation: Type.Literal('canon_v1'),
+  algorithm: Type.Literal('sha256'),
+  counts: Type.Object({
+    agents: Type.Integer(), demo_agents: Type.Integer(), records: Type.Integer(),
+    decision: Type.Integer(), execution: Type.Integer(), signed: Type.Integer(),
+  }),
+  heads: Type.Array(Type.Object({
+    agent: Type.String(), demo: Type.Boolean(), status: Type.String(),
+    seq: Type.Integer(), chain_hash: Type.String({ pattern: HEX64 }), recorded_at: nullable(Type.String()),
+  }), { description: 'The chain head of every agent, by handle: pin them.' }),
+  anchoring: Type.Object({
+    live: Type.Boolean(),
+    anchored_roots: Type.Integer(),
+    pending_roots: Type.Integer(),
+    roots: Type.Array(Type.Object({}, { additionalProperties: true })),
+    note: Type.String(),
+  }, { description: 'Blockchain anchoring of global-log roots. Counts are 0 until the global log publishes roots.' }),
+  guarantees: Type.Array(Type.Object({ name: Type.String(), covers: Type.String(), does_not_cover: Type.String() })),
+  how_to_verify: Type.String(),
+}, {
+  description: 'Chain heads to pin, counts, anchoring, and what each guarantee covers and does not.',
+  examples: [{
+    object: 'transparency', generated_at: '2025-06-09T15:31:00.000Z', canonicalisation: 'canon_v1', algorithm: 'sha256',
+    counts: { agents: 1, demo_agents: 0, records: 1, decision: 1, execution: 0, signed: 0 },
+    heads: [{ agent: EX_HANDLE, demo: false, status: 'active', ...EX_HEAD }],
+    anchoring: { live: false, anchored_roots: 0, pending_roots: 0, roots: [], note: 'The global log and its blockchain anchoring do not yet publish roots on this service; no chain head is anchored yet.' },
+    guarantees: GUARANTEES.slice(0, 1),
+    how_to_verify: 'Pin the heads above ...',
+  }],
+});
+
+export const EXPORT_DESCRIPTION = [
+  'The complete export of one agent\'s records, for mirroring: NDJSON (`application/x-ndjson`), streamed.',
+  'Line 1 is the header: `{"object":"export","format":"ledger-export-ndjson-v1","canonicalisation":"canon_v1","algorithm":"sha256","agent":{...},"keys":[...],"head":{"seq","chain_hash","recorded_at"},"records":N,"chain_url":...}`.',
+  'Then one line per record, ascending by seq from 1 to head.seq: `{"entry":{...canon_v1 chain entry...},"chain_hash":"...","content":"<canon_v1 content string>"}`.',
+  'The export stops at the head read when it started; records recorded meanwhile are in the next export.',
+  'Check it with `ledger verify <file>`: every line\'s hashes, the links, and that the last line is the header\'s head.',
+].join('\n\n');

@@ -1,0 +1,22 @@
+// GET /v1/transparency: every chain head to pin, counts, anchoring, and what each guarantee
+// covers and does not (interface section 4, endpoint 10).
+import { cacheFor, preflightRoute, readRateLimit } from '../../public-http.ts';
+import { errorResponses } from '../../schemas.ts';
+import type { App } from '../../app.ts';
+import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
+import { TransparencyResponse } from './schemas.ts';
+
+export async function transparencyRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+  app.get('/v1/transparency', {
+    schema: {
+      summary: 'Chain heads to pin and what each guarantee covers',
+      tags: PUBLIC_TAG,
+      response: { 200: TransparencyResponse, ...errorResponses(429) },
+    },
+    config: readRateLimit(o.readLimitPerMinute),
+  }, async (_request, reply) => {
+    cacheFor(reply, 'short');
+    return o.reads.transparency(o.clock.now());
+  });
+  preflightRoute(app, '/v1/transparency');
+}

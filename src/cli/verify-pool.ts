@@ -1,0 +1,54 @@
+// Runs verifyChunk on worker threads, results in submission order. Workers load the TypeScript
+// sources through tsx, resolved from this file, so the command works from any directory.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { verifyChunk, type ChunkInput, type ChunkResult } from './verify-records.ts';
+
+export type ChunkRunner = {
+  run(input: ChunkInput): Promise<ChunkResult>;
+  close(): Promise<void>;
+};
+
+/** Verifies in the calling thread. */
+export const inlineRunner: ChunkRunner = {
+  run: async (input) => verifyChunk(input),
+  close: async () => undefined,
+};
+
+export function defaultWorkerCount(): number {
+  return Math.min(4, availableParallelism());
+}
+
+export function workerPool(size: number): ChunkRunner {
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./verify-worker.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  const pending = new Map<number, { resolve: (r: ChunkResult) => void; reject: (e: unknown) => void }>();
+  const workers: Worker[] = [];
+  for (let i = 0; i < size; i++) {
+    const worker = new Worker(bootstrap, { eval: true, execArgv: [] });
+    worker.on('message', (m: { id: number; result: ChunkResult }) => {
+      const p = pending.get(m.id);
+      pending.delete(m.id);
+      p?.resolve(m.result);
+    });
+    worker.on('error', (err) => {
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+    });
+    workers.push(worker);
+  }
+  let next = 0;
+  return {
+    run(input) {
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        workers[id % size]!.postMessage({ id, input });
+      });
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// Row mapping and SQL shared by both adapters for the public reads (ledger page, counts, heads).
+// The two dialects differ only in placeholders and in how the demo flag is tested.
+import type { RecordType } from '../core/chain.ts';
+import type { AgentHead, LedgerQuery, RecordCounts } from './port.ts';
+import { agentFromRow, RECORD_COLUMNS, type Row } from './rows.ts';
+
+/**
+ * The ledger page query: newest first by sort key, only the filters that are set (so each
+ * combination is one plain indexed query), LIMIT last. `placeholder` yields `?` or `$n`.
+ */
+export function ledgerSql(
+  q: LedgerQuery,
+  placeholder: string | (() => string),
+  demoHidden: string,
+): { sql: string; params: unknown[] } {
+  const next = typeof placeholder === 'string' ? () => placeholder : placeholder;
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (condition: (p: string) => string, value: unknown) => {
+    where.push(condition(next()));
+    params.push(value);
+  };
+  if (q.beforeSortKey !== undefined) add((p) => `r.sort_key < ${p}`, q.beforeSortKey);
+  if (q.symbol !== undefined) add((p) => `r.symbol = ${p}`, q.symbol);
+  if (q.agentId !== undefined) add((p) => `r.agent_id = ${p}`, q.agentId);
+  if (q.type !== undefined) add((p) => `r.type = ${p}`, q.type);
+  if (!q.includeDemo) where.push(demoHidden);
+  const limit = next();
+  params.push(q.limit);
+  const sql = `SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id` +
+    (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
+    ` ORDER BY r.sort_key DESC LIMIT ${limit}`;
+  return { sql, params };
+}
+
+/** Rows of `SELECT type, COUNT(*) AS n, COUNT(signature) AS signed ... GROUP BY type`. */
+export function recordCountsFromRows(rows: Row[]): RecordCounts {
+  const byType: Record<RecordType, number> = { decision: 0, execution: 0 };
+  let total = 0;
+  let signed = 0;
+  for (const r of rows) {
+    const n = Number(r.n);
+    byType[String(r.type) as RecordType] = n;
+    total += n;
+    signed += Number(r.signed);
+  }
+  return { total, signed, byType };
+}
+
+/** An agents row with `head_seq`, `head_hash`, `head_recorded_at` from chain_heads. */
+export function agentHeadFromRow(r: Row): AgentHead {
+  return {
+    agent: agentFromRow(r),
+    head: {
+      seq: Number(r.head_seq),
+      hash: String(r.head_hash),
+      recordedAt: r.head_recorded_at === null || r.head_recorded_at === undefined ? null : String(r.head_recorded_at),
+    },
+  };
+}

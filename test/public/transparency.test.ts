@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { forEachStore } from '../support/stores.ts';
+import { testApp, type TestApp } from '../support/app.ts';
+import { get, postMany, postSigned, registerSigner } from './helpers.ts';
+
+await forEachStore('GET /v1/transparency', (kind) => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp(await kind.open());
+  });
+  after(async () => {
+    await t.close();
+    await t.store.close();
+    await kind.cleanup();
+  });
+
+  test('every chain head to pin, counts, and what each guarantee covers and does not', async () => {
+    const a = await t.agent();
+    const b = await t.agent(undefined, { demo: true });
+    const idle = await t.agent();
+    await postMany(t, a.secret, 3);
+    await postMany(t, b.secret, 2);
+    await postSigned(t, a, await registerSigner(t, a.agentId), { symbol: 'KO', action: 'HOLD' });
+    const res = await get(t, '/v1/transparency');
+    assert.equal(res.statusCode, 200, res.body);
+    const doc = res.json();
+    assert.equal(doc.object, 'transparency');
+    assert.deepEqual(doc.counts, { agents: 3, demo_agents: 1, records: 6, decision: 6, execution: 0, signed: 1 });
+    const heads = Object.fromEntries(doc.heads.map((h: { agent: string }) => [h.agent, h]));
+    for (const [agent, seq] of [[a.handle, 4], [b.handle, 2], [idle.handle, 0]] as const) {
+      const profile = (await get(t, `/v1/agents/${agent}`)).json();
+      assert.equal(heads[agent].seq, seq);
+      assert.equal(heads[agent].chain_hash, profile.chain.head.chain_hash);
+    }
+    assert.equal(heads[b.handle].demo, true);
+    assert.equal(heads[idle.handle].chain_hash, '0'.repeat(64));
+    const names = doc.guarantees.map((g: { name: string }) => g.name);
+    for (const n of ['hash_chain', 'execution_links', 'model_portfolios', 'broker_performance', 'anchoring']) assert.ok(names.includes(n), n);
+    for (const g of doc.guarantees) assert.ok(g.covers.length > 20 && g.does_not_cover.length > 20, g.name);
+    assert.match(doc.guarantees.find((g: { name: string }) => g.name === 'execution_links').does_not_cover, /inferred/);
+    assert.deepEqual({ ...doc.anchoring, note: undefined }, { live: false, anchored_roots: 0, pending_roots: 0, roots: [], note: undefined });
+  });
+});
