@@ -6,17 +6,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export type BenchOptions = {
+/** How load is applied; every suite that uses this harness has these settings. */
+export type LoadOptions = {
   /** Seconds measured per target. */
   duration: number;
-  /** Seconds of load before each measurement, not counted. */
+  /** The measured seconds are split into this many rounds, interleaved across targets. */
+  rounds: number;
+  /** Seconds of load before measuring, not counted. */
   warmup: number;
   /** Concurrent HTTP/1.1 keep-alive connections (no pipelining). */
   connections: number;
-  /** Agents (each with an API key) the requests are spread across. */
-  agents: number;
-  /** Measure PostgreSQL too (skipped with a note when it cannot be reached). */
-  postgres: boolean;
   /** Write a V8 CPU profile of each server under test into this directory. */
   profileDir: string | null;
 };
@@ -35,6 +34,9 @@ export type Figures = {
   /** CPU time the server process used per 2xx answer (null where /proc is not available). */
   serverCpuMs: number | null;
 };
+
+/** A bad command-line flag: bench/run.ts prints it with the suite's usage, without a stack trace. */
+export class UsageError extends Error {}
 
 export type ChildServer = {
   url: string;
@@ -116,10 +118,53 @@ export async function load(server: ChildServer, connections: number, seconds: nu
   };
 }
 
-/** Warms a target up (figures discarded), then measures it. `requests` is called once per run. */
-export async function warmThenMeasure(server: ChildServer, o: BenchOptions, requests: () => Request[]): Promise<Figures> {
-  if (o.warmup > 0) await load(server, o.connections, o.warmup, requests());
-  return load(server, o.connections, o.duration, requests());
+/** A server under test and the requests it receives; `requests` is called once per autocannon run. */
+export type Target = { label: string; server: ChildServer; requests: () => Request[] };
+
+/** Load for `seconds`, figures discarded: JIT, caches and connection pools settle first. */
+export async function warmUp(target: Target, o: LoadOptions, seconds = o.warmup): Promise<Figures | null> {
+  return seconds > 0 ? load(target.server, o.connections, seconds, target.requests()) : null;
+}
+
+/**
+ * Measures every target for `o.duration` seconds in total, in `o.rounds` interleaved rounds
+ * (ceiling, A, B, ..., ceiling, A, B, ...), so a slow drift in the machine's background load
+ * hits every target alike. Returns each target's figures per round.
+ */
+export async function measureInRounds(targets: Target[], o: LoadOptions): Promise<Figures[][]> {
+  const perTarget: Figures[][] = targets.map(() => []);
+  for (let round = 0; round < o.rounds; round++) {
+    progress(`round ${round + 1}/${o.rounds}: ${targets.length} targets, ${fixed(o.duration / o.rounds, 1)} s each`);
+    for (const [i, target] of targets.entries()) {
+      perTarget[i]!.push(await load(target.server, o.connections, o.duration / o.rounds, target.requests()));
+    }
+  }
+  return perTarget;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** One target's rounds as one set of figures: medians of rate and latencies, sums of counts. */
+export function combineRounds(rounds: Figures[]): Figures {
+  const sum = (f: (x: Figures) => number) => rounds.reduce((acc, x) => acc + f(x), 0);
+  const statusCodes: Record<string, number> = {};
+  for (const r of rounds) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  const cpu = rounds.every((r) => r.serverCpuMs !== null) ? sum((r) => r.serverCpuMs! * r.ok) / Math.max(1, sum((r) => r.ok)) : null;
+  return {
+    rps: median(rounds.map((r) => r.rps)),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    ok: sum((r) => r.ok),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    statusCodes,
+    seconds: sum((r) => r.seconds),
+    serverCpuMs: cpu,
+  };
 }
 
 /** A markdown table with padded columns, so it reads the same in a terminal and in a file. */

@@ -1,71 +1,48 @@
-// `npm run bench [-- <suite>...] [--duration s] [--warmup s] [--connections n] [--agents n]
-// [--no-postgres] [--profile dir]`: runs the named benchmark suites (all of them, in order, when
-// none is named), prints each suite's report and saves it as bench/results/<suite>-<ISO date>.md.
+// `npm run bench [-- [suite...] [flags]]`: runs the named benchmark suites (every suite, in
+// order, when none is named), prints each report and saves it as
+// bench/results/<suite>-<ISO date>.md. Suite names come first; the flags after them go to each
+// suite, which parses its own (see bench/README.md).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { benchPath, type BenchOptions } from './harness.ts';
+import { benchPath, UsageError } from './harness.ts';
 
-/** A suite measures and returns its report (markdown). Suites run in this order. */
-type Suite = (options: BenchOptions) => Promise<string>;
+/** A suite parses its flags, measures, and returns its report (markdown). */
+type Suite = { usage: string; run: (args: string[]) => Promise<string> };
+
 const SUITES: Record<string, Suite> = {
-  write: async (o) => (await import('./write.ts')).writeBench(o),
+  write: {
+    usage: '[--duration 10] [--rounds 5] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--profile <dir>]',
+    run: async (args) => {
+      const m = await import('./write.ts');
+      return m.writeBench(m.writeOptions(args));
+    },
+  },
 };
 
-function usage(message: string): never {
-  console.error(`bench: ${message}`);
-  console.error(`usage: npm run bench -- [${Object.keys(SUITES).join('|')}...] [--duration 10] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--profile <dir>]`);
+const argv = process.argv.slice(2);
+let split = argv.findIndex((a) => !Object.hasOwn(SUITES, a));
+if (split < 0) split = argv.length;
+const suites = split > 0 ? argv.slice(0, split) : Object.keys(SUITES);
+const flags = argv.slice(split);
+if (flags[0] !== undefined && !flags[0].startsWith('-')) {
+  console.error(`bench: no suite named ${flags[0]}; suites come first, then flags:`);
+  for (const [name, suite] of Object.entries(SUITES)) console.error(`  npm run bench -- ${name} ${suite.usage}`);
   process.exit(2);
 }
 
-function positiveInteger(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) usage(`--${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return Number(raw);
-}
-
-function parse(argv: string[]): { suites: string[]; options: BenchOptions } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        duration: { type: 'string' },
-        warmup: { type: 'string' },
-        connections: { type: 'string' },
-        agents: { type: 'string' },
-        'no-postgres': { type: 'boolean' },
-        profile: { type: 'string' },
-      },
-    });
-  } catch (err) {
-    usage((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  const unknown = positionals.find((s) => !(s in SUITES));
-  if (unknown !== undefined) usage(`no suite named ${unknown}`);
-  return {
-    suites: positionals.length > 0 ? positionals : Object.keys(SUITES),
-    options: {
-      duration: positiveInteger('duration', values.duration, 10),
-      warmup: values.warmup === '0' ? 0 : positiveInteger('warmup', values.warmup, 3),
-      connections: positiveInteger('connections', values.connections, 64),
-      agents: positiveInteger('agents', values.agents, 200),
-      postgres: !values['no-postgres'],
-      profileDir: values.profile ?? null,
-    },
-  };
-}
-
-const { suites, options } = parse(process.argv.slice(2));
 const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');
-const resultsDir = benchPath('./results/');
-mkdirSync(resultsDir, { recursive: true });
+mkdirSync(benchPath('./results/'), { recursive: true });
 for (const name of suites) {
   process.stderr.write(`bench ${name}\n`);
-  const report = await SUITES[name]!(options);
+  let report: string;
+  try {
+    report = await SUITES[name]!.run(flags);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`bench ${name}: ${err.message}\n  npm run bench -- ${name} ${SUITES[name]!.usage}`);
+    process.exit(2);
+  }
   process.stdout.write(`\n${report}\n`);
-  const file = `${resultsDir}${name}-${stamp}.md`;
+  const file = benchPath(`./results/${name}-${stamp}.md`);
   writeFileSync(file, report);
   process.stderr.write(`saved ${file}\n`);
 }

@@ -1,24 +1,70 @@
 // The decision-write benchmark. Measures, in one run and on this machine: the ceiling (a bare
 // fastify endpoint that parses and validates the same body, no storage), then POST /v1/decisions
-// unsigned and signed on SQLite and on PostgreSQL. Every figure that matters is a ratio to
-// something measured in the same run, so it survives a noisy machine. After each target the
-// server is killed and the database reopened: every acknowledged record id must be in it.
+// unsigned and signed on SQLite and on PostgreSQL. The targets are measured in interleaved
+// rounds and every headline figure is a ratio to one measured in the same rounds, so it
+// survives a noisy machine. Afterwards every server is killed and its database reopened:
+// every record id the benchmark saw acknowledged must be in it.
 import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
 import {
-  benchPath, fixed, markdownTable, progress, startChild, warmThenMeasure, type BenchOptions, type Figures,
+  benchPath, combineRounds, fixed, markdownTable, measureInRounds, median, progress, startChild, warmUp,
+  UsageError, type ChildServer, type Figures, type LoadOptions, type Target,
 } from './harness.ts';
 import { freshPostgres, freshSqlite, postgresProblem, type BenchDatabase, type DurableCheck } from './databases.ts';
 import { createAgents, signBodies, signedWrites, unsignedWrites, type Acknowledged } from './decision-load.ts';
 
 /** Targets from the issue: SQLite at least 0.6 of the ceiling with p99 under 50 ms; signed at least 0.85 of unsigned. */
-const TARGET = { sqliteRatio: 0.6, p99Ms: 50, signedRatio: 0.85 };
+const GOAL = { sqliteRatio: 0.6, p99Ms: 50, signedRatio: 0.85 };
 const LOG_LEVEL = 'warn';
 /** The per-key write limit is lifted so it never binds; the limiter still runs on every request. */
 const WRITE_LIMIT = 1_000_000_000;
 
-type Variant = 'unsigned' | 'signed';
-type Measured = { label: string; figures: Figures; check: DurableCheck | null };
-type StoreResult = { kind: BenchDatabase['kind']; durability: string; unsigned: Measured; signed: Measured };
+export type WriteOptions = LoadOptions & {
+  /** Agents (each with an API key and an Ed25519 key) the writes are spread across. */
+  agents: number;
+  /** Measure PostgreSQL too (skipped with a note when it cannot be reached). */
+  postgres: boolean;
+};
+
+/** The write suite's flags (listed in bench/README.md); a UsageError for anything else. */
+export function writeOptions(argv: string[]): WriteOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        duration: { type: 'string', default: '10' },
+        rounds: { type: 'string', default: '5' },
+        warmup: { type: 'string', default: '3' },
+        connections: { type: 'string', default: '64' },
+        agents: { type: 'string', default: '200' },
+        'no-postgres': { type: 'boolean', default: false },
+        profile: { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const int = (name: string, raw: string, min: number) => {
+    if (!/^[0-9]+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
+    return Number(raw);
+  };
+  return {
+    duration: int('duration', values.duration, 1),
+    rounds: int('rounds', values.rounds, 1),
+    warmup: int('warmup', values.warmup, 0),
+    connections: int('connections', values.connections, 1),
+    agents: int('agents', values.agents, 1),
+    postgres: !values['no-postgres'],
+    profileDir: values.profile ?? null,
+  };
+}
+
+type Kind = BenchDatabase['kind'];
+type WriteTarget = Target & { db: BenchDatabase | null; acked: Acknowledged };
+type Row = { target: WriteTarget; figures: Figures; ratios: number[]; check: DurableCheck | null };
+
+const storeName = (kind: Kind) => (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL');
 
 function serverEnv(databaseUrl: string): NodeJS.ProcessEnv {
   return {
@@ -35,127 +81,169 @@ function serverEnv(databaseUrl: string): NodeJS.ProcessEnv {
   };
 }
 
-async function measureCeiling(o: BenchOptions): Promise<Measured> {
+/** Everything started so far, so a failure half-way still kills every child and drops every database. */
+class Fleet {
+  readonly targets: WriteTarget[] = [];
+  private readonly servers: ChildServer[] = [];
+  private readonly dbs: BenchDatabase[] = [];
+
+  constructor(private readonly o: WriteOptions) {}
+
+  async start(label: string, script: string, env: NodeJS.ProcessEnv, db: BenchDatabase | null, requests: Target['requests'], acked: Acknowledged): Promise<WriteTarget> {
+    const server = await startChild(benchPath(script), env, this.o.profileDir);
+    this.servers.push(server);
+    const target = { label, server, requests, db, acked };
+    this.targets.push(target);
+    return target;
+  }
+
+  freshDatabase(kind: Kind): BenchDatabase {
+    const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
+    this.dbs.push(db);
+    return db;
+  }
+
+  /** Killed, not stopped: what a database holds afterwards is exactly what was committed. */
+  async stopAll(): Promise<void> {
+    await Promise.all(this.servers.splice(0).map((s) => (this.o.profileDir ? s.stop() : s.kill())));
+  }
+
+  async removeDatabases(): Promise<void> {
+    for (const db of this.dbs.splice(0)) await db.remove();
+  }
+}
+
+async function startCeiling(fleet: Fleet, o: WriteOptions): Promise<WriteTarget> {
   progress('ceiling: bare fastify, same parser, schema and validator, no storage');
-  const server = await startChild(benchPath('./ceiling-server.ts'), { ...process.env, LEDGER_LOG_LEVEL: LOG_LEVEL }, o.profileDir);
-  try {
-    // The ceiling reads no API key and answers with no record id: one made-up key, nothing to collect.
-    const figures = await warmThenMeasure(server, o, unsignedWrites([{ secret: 'dl_live_ceiling' }], null));
-    return { label: 'ceiling: parse + validate, no storage', figures, check: null };
-  } finally {
-    await server.stop();
-  }
+  // It reads no API key and answers with no record id: one made-up key, nothing to collect.
+  const target = await fleet.start('ceiling: parse + validate, no storage', './ceiling-server.ts',
+    { ...process.env, LEDGER_LOG_LEVEL: LOG_LEVEL }, null, unsignedWrites([{ secret: 'dl_live_ceiling' }], null), new Set());
+  await warmUp(target, o);
+  return target;
 }
 
-/** How many signed bodies to prepare: enough for warm-up and measurement at 1.5 times the unsigned rate. */
-function signedBodyCount(o: BenchOptions, unsignedRps: number): number {
-  return Math.max(30_000, Math.ceil(unsignedRps * (o.warmup + o.duration) * 1.5) + 1000);
-}
+/** Starts the unsigned and the signed target on two fresh databases of one kind, warmed up. */
+async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<void> {
+  const name = storeName(kind);
+  const unsignedDb = fleet.freshDatabase(kind);
+  const signedDb = fleet.freshDatabase(kind);
+  progress(`${name}: creating ${o.agents} agents (API key + Ed25519 key each) on two fresh databases`);
+  const unsignedAgents = await createAgents(unsignedDb.url, o.agents);
+  const signedAgents = await createAgents(signedDb.url, o.agents);
 
-async function measureWrites(kind: BenchDatabase['kind'], variant: Variant, o: BenchOptions, unsignedRps: number): Promise<Measured & { durability: string }> {
-  const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
-  const label = `${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} POST /v1/decisions, ${variant}`;
-  try {
-    progress(`${label}: creating ${o.agents} agents with API and signing keys`);
-    const agents = await createAgents(db.url, o.agents);
-    const acked: Acknowledged = new Set();
-    let requests = unsignedWrites(agents, acked);
-    if (variant === 'signed') {
-      const count = signedBodyCount(o, unsignedRps);
-      progress(`${label}: signing ${count} bodies before the clock starts`);
-      requests = signedWrites(signBodies(agents, count), acked);
-    }
-    progress(`${label}: ${o.warmup} s warm-up, ${o.duration} s measured`);
-    const server = await startChild(benchPath('./server-under-test.ts'), serverEnv(db.url), o.profileDir);
-    let figures: Figures;
-    try {
-      figures = await warmThenMeasure(server, o, requests);
-    } finally {
-      // Killed, not stopped: what the database holds afterwards is exactly what was committed.
-      await (o.profileDir ? server.stop() : server.kill());
-    }
-    return { label, figures, check: await db.check(acked), durability: await db.durability() };
-  } finally {
-    await db.remove();
-  }
-}
+  const unsignedAcked: Acknowledged = new Set();
+  const unsigned = await fleet.start(`${name} POST /v1/decisions, unsigned`, './server-under-test.ts', serverEnv(unsignedDb.url),
+    unsignedDb, unsignedWrites(unsignedAgents, unsignedAcked), unsignedAcked);
+  progress(`${name}: warming up the unsigned target`);
+  const warm = await warmUp(unsigned, o, Math.max(1, o.warmup));
 
-async function measureStore(kind: BenchDatabase['kind'], o: BenchOptions): Promise<StoreResult> {
-  const unsigned = await measureWrites(kind, 'unsigned', o, 0);
-  const signed = await measureWrites(kind, 'signed', o, unsigned.figures.rps);
-  return { kind, durability: unsigned.durability, unsigned, signed };
+  // Enough signed bodies for warm-up and every round at twice the unsigned rate; a body sent
+  // twice would reuse its nonce and be refused, which the report would show as non-2xx.
+  const count = Math.max(20_000, Math.ceil((warm?.rps ?? 0) * (o.warmup + o.duration) * 2));
+  progress(`${name}: signing ${count} bodies before the clock starts`);
+  const bodies = signBodies(signedAgents, count);
+  const signedAcked: Acknowledged = new Set();
+  const signed = await fleet.start(`${name} POST /v1/decisions, signed`, './server-under-test.ts', serverEnv(signedDb.url),
+    signedDb, signedWrites(bodies, signedAcked), signedAcked);
+  progress(`${name}: warming up the signed target`);
+  await warmUp(signed, o);
 }
 
 function durableCell(check: DurableCheck | null): string {
   if (!check) return 'n/a';
   const lost = check.acked - check.found;
   const unanswered = check.records - check.found;
-  const verdict = lost === 0 ? 'ok' : `LOST ${lost}`;
-  return `${verdict}: ${check.found}/${check.acked} acked on disk${unanswered > 0 ? ` (+${unanswered} unanswered)` : ''}`;
+  return `${lost === 0 ? 'ok' : `LOST ${lost}`}: ${check.found}/${check.acked} acked on disk${unanswered > 0 ? ` (+${unanswered} unanswered)` : ''}`;
 }
 
-function statusNote(m: Measured): string | null {
-  const other = Object.entries(m.figures.statusCodes).filter(([code]) => !code.startsWith('2'));
-  if (other.length === 0 && m.figures.errors === 0) return null;
-  const codes = other.map(([code, n]) => `${n}× ${code}`);
-  if (m.figures.errors > 0) codes.push(`${m.figures.errors} connection errors/timeouts`);
-  return `- ${m.label}: ${codes.join(', ')}`;
+function statusNote(row: Row): string | null {
+  const other = Object.entries(row.figures.statusCodes).filter(([code]) => !code.startsWith('2'));
+  if (other.length === 0 && row.figures.errors === 0) return null;
+  const parts = other.map(([code, n]) => `${n}× ${code}`);
+  if (row.figures.errors > 0) parts.push(`${row.figures.errors} connection errors/timeouts`);
+  return `- ${row.target.label}: ${parts.join(', ')}`;
 }
 
-const yes = (ok: boolean) => (ok ? 'met' : 'MISSED');
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
-function report(o: BenchOptions, ceiling: Measured, stores: StoreResult[], skipped: string | null, load: string): string {
-  const rows = [ceiling, ...stores.flatMap((s) => [s.unsigned, s.signed])].map((m) => [
-    m.label,
-    fixed(m.figures.rps, 0),
-    fixed(m.figures.p50, 1),
-    fixed(m.figures.p99, 1),
-    fixed(m.figures.rps / ceiling.figures.rps),
-    m.figures.serverCpuMs === null ? 'n/a' : fixed(m.figures.serverCpuMs, 3),
-    String(m.figures.non2xx),
-    durableCell(m.check),
+function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: Map<Kind, string>, skipped: string | null, load: string): string {
+  const ceilingRounds = rounds[0]!.map((f) => fixed(f.rps, 0));
+  const table = rows.map((r) => [
+    r.target.label,
+    fixed(r.figures.rps, 0),
+    fixed(r.figures.p50, 1),
+    fixed(r.figures.p99, 1),
+    fixed(median(r.ratios)),
+    r.figures.serverCpuMs === null ? 'n/a' : fixed(r.figures.serverCpuMs, 3),
+    String(r.figures.non2xx),
+    durableCell(r.check),
   ]);
   const lines = [
     '## Decision writes',
     '',
     `${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, load average ${load} at start. ` +
-      `${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s measured per target, ${o.agents} agents, ` +
-      `log level ${LOG_LEVEL}, per-key write limit lifted to ${WRITE_LIMIT} (the limiter still runs).`,
+      `${o.connections} connections, ${o.warmup} s warm-up, then ${o.duration} s per target measured in ${o.rounds} interleaved rounds; ` +
+      `${o.agents} agents; log level ${LOG_LEVEL}; per-key write limit lifted to ${WRITE_LIMIT} (the limiter still runs). ` +
+      'req/s, p50, p99 and ratios are medians over the rounds; a ratio compares a target with the ceiling measured in the same round.',
     '',
-    markdownTable(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to ceiling', 'server CPU ms/req', 'non-2xx', 'durable check'], rows),
+    markdownTable(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to ceiling', 'server CPU ms/req', 'non-2xx', 'durable check'], table),
     '',
+    `- ceiling per round (req/s): ${ceilingRounds.join(', ')}`,
   ];
-  for (const s of stores) {
-    const name = s.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-    lines.push(`- ${name}: signed / unsigned = ${fixed(s.signed.figures.rps / s.unsigned.figures.rps)}; durability: ${s.durability}`);
+  const signedRatios = new Map<Kind, number>();
+  for (const kind of ['sqlite', 'postgres'] as const) {
+    const unsigned = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith('unsigned'));
+    const signed = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith(', signed'));
+    if (unsigned < 0 || signed < 0) continue;
+    const perRound = rounds[signed]!.map((s, i) => s.rps / rounds[unsigned]![i]!.rps);
+    signedRatios.set(kind, median(perRound));
+    lines.push(`- ${storeName(kind)}: signed / unsigned = ${fixed(median(perRound))} (median over rounds); durability: ${durability.get(kind)}`);
   }
   if (skipped) lines.push(`- PostgreSQL skipped: ${skipped}`);
-  const notes = [ceiling, ...stores.flatMap((s) => [s.unsigned, s.signed])].map(statusNote).filter((n) => n !== null);
+  const notes = rows.map(statusNote).filter((n) => n !== null);
   if (notes.length > 0) lines.push('', 'Answers other than 2xx:', ...notes);
 
-  const sqlite = stores.find((s) => s.kind === 'sqlite');
+  const sqlite = rows.find((r) => r.target.db?.kind === 'sqlite');
   if (sqlite) {
-    const ratio = sqlite.unsigned.figures.rps / ceiling.figures.rps;
-    const durable = stores.every((s) => [s.unsigned, s.signed].every((m) => m.check && m.check.found === m.check.acked));
-    const signedRatios = stores.map((s) => s.signed.figures.rps / s.unsigned.figures.rps);
+    const ratio = median(sqlite.ratios);
+    const durable = rows.every((r) => r.check === null || r.check.found === r.check.acked);
     lines.push(
       '',
-      'Targets:',
-      `- SQLite unsigned at least ${TARGET.sqliteRatio} of the ceiling: ${yes(ratio >= TARGET.sqliteRatio)} (${fixed(ratio)})`,
-      `- SQLite p99 under ${TARGET.p99Ms} ms: ${yes(sqlite.unsigned.figures.p99 < TARGET.p99Ms)} (unsigned ${fixed(sqlite.unsigned.figures.p99, 1)} ms, signed ${fixed(sqlite.signed.figures.p99, 1)} ms)`,
-      `- every acknowledged write on disk: ${yes(durable)}`,
-      `- signed at least ${TARGET.signedRatio} of unsigned: ${yes(signedRatios.every((r) => r >= TARGET.signedRatio))} (${signedRatios.map((r) => fixed(r)).join(', ')})`,
+      'Goals:',
+      `- SQLite unsigned at least ${GOAL.sqliteRatio} of the ceiling: ${verdict(ratio >= GOAL.sqliteRatio)} (${fixed(ratio)})`,
+      `- SQLite p99 under ${GOAL.p99Ms} ms: ${verdict(sqlite.figures.p99 < GOAL.p99Ms)} (${fixed(sqlite.figures.p99, 1)} ms)`,
+      `- every acknowledged write on disk: ${verdict(durable)}`,
+      `- signed at least ${GOAL.signedRatio} of unsigned: ${verdict([...signedRatios.values()].every((r) => r >= GOAL.signedRatio))} ` +
+        `(${[...signedRatios].map(([k, r]) => `${storeName(k)} ${fixed(r)}`).join(', ')})`,
     );
   }
   return lines.join('\n') + '\n';
 }
 
-export async function writeBench(o: BenchOptions): Promise<string> {
+export async function writeBench(o: WriteOptions): Promise<string> {
   const load = loadavg().map((x) => fixed(x)).join(' ');
-  const ceiling = await measureCeiling(o);
-  const stores: StoreResult[] = [await measureStore('sqlite', o)];
-  const skipped: string | null = o.postgres ? await postgresProblem() : 'not requested (--no-postgres)';
-  if (skipped === null) stores.push(await measureStore('postgres', o));
+  const skipped = o.postgres ? await postgresProblem() : 'not requested (--no-postgres)';
   if (skipped !== null) progress(`PostgreSQL skipped: ${skipped}`);
-  return report(o, ceiling, stores, skipped, load);
+  const fleet = new Fleet(o);
+  try {
+    await startCeiling(fleet, o);
+    await startStore(fleet, 'sqlite', o);
+    if (skipped === null) await startStore(fleet, 'postgres', o);
+    const rounds = await measureInRounds(fleet.targets, o);
+    await fleet.stopAll();
+
+    progress('checking every acknowledged record id against the databases');
+    const durability = new Map<Kind, string>();
+    const rows: Row[] = [];
+    for (const [i, target] of fleet.targets.entries()) {
+      const ratios = rounds[i]!.map((f, r) => f.rps / rounds[0]![r]!.rps);
+      const check = target.db ? await target.db.check(target.acked) : null;
+      if (target.db && !durability.has(target.db.kind)) durability.set(target.db.kind, await target.db.durability());
+      rows.push({ target, figures: combineRounds(rounds[i]!), ratios, check });
+    }
+    return report(o, rows, rounds, durability, skipped, load);
+  } finally {
+    await fleet.stopAll();
+    await fleet.removeDatabases();
+  }
 }

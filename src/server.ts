@@ -4,15 +4,23 @@ import { buildApp, type LedgerApp } from './api/app.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { openStore, redactUrl } from './store/open.ts';
+import type { LedgerStore } from './store/port.ts';
+
+/** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
+async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
+  let store: LedgerStore | null = null;
+  try {
+    store = openStore(databaseUrl);
+    await store.migrate();
+    return store;
+  } catch (err) {
+    await store?.close().catch(() => undefined);
+    throw new Error(`cannot open the database ${redactUrl(databaseUrl)}: ${(err as Error).message}`);
+  }
+}
 
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; url: string; stop: () => Promise<void> }> {
-  const store = openStore(config.databaseUrl);
-  try {
-    await store.migrate();
-  } catch (err) {
-    await store.close().catch(() => undefined);
-    throw new Error(`cannot open the database ${redactUrl(config.databaseUrl)}: ${(err as Error).message}`);
-  }
+  const store = await openMigrated(config.databaseUrl);
   const ledger = await buildApp({
     store,
     config,

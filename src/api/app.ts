@@ -131,7 +131,14 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     decisions,
     close: async () => {
       closing = true;
-      await app.close(); // stops accepting; waits for in-flight requests
+      // Stops accepting and waits for in-flight requests. A keep-alive connection that finishes
+      // its request while closing would otherwise hold the close open for keepAliveTimeout (72 s).
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(sweep);
+      }
       await decisions.drain();
     },
   };

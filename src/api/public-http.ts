@@ -18,17 +18,21 @@ const EXPOSED_HEADERS = [
   'ETag', 'request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After',
 ].join(', ');
 
+/** JSON, NDJSON (the export) and text. */
+const COMPRESSIBLE = /^text\/|\/(?:x-nd)?json(?:;|$)|\+json(?:;|$)/;
+
 /** Compress bodies above this size (bytes). */
 const COMPRESS_THRESHOLD = 1024;
 
-export async function installPublicHttp(app: App): Promise<void> {
+export async function installPublicHttp(app: App, o: { readLimitPerMinute: number }): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', EXPOSED_HEADERS);
   });
+  app.addHook('onRequest', readRateLimit(app, o.readLimitPerMinute));
   // Order matters: the ETag is taken over the uncompressed body, before compression runs.
   await app.register(etag, { weak: true });
-  await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'] });
+  await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });
 }
 
 /** Answers CORS preflight for a public path (GET and HEAD only, no credentials). */
@@ -42,19 +46,14 @@ export function preflightRoute(app: App, url: string): void {
 }
 
 /**
- * The read rate limit for one public route: `max` requests per minute per client IP, one budget
- * shared by every public read (the `groupId`), in Redis when the service is configured with one.
+ * The read rate limit: `max` requests per minute per client IP, ONE budget across every public
+ * read. It runs on the already-registered @fastify/rate-limit plugin's own store (memory, or
+ * Redis when the service has one, so every node shares it). A per-route `config.rateLimit` would
+ * not do: the plugin gives each route its own child store, so routes could not share a budget.
  * The IP is the socket's peer unless fastify is told to trust a proxy.
  */
-export function readRateLimit(max: number) {
-  return {
-    rateLimit: {
-      max,
-      timeWindow: 60_000,
-      groupId: 'public-reads',
-      keyGenerator: (request: FastifyRequest) => request.ip,
-    },
-  };
+function readRateLimit(app: App, max: number) {
+  return app.rateLimit({ max, timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `read:${request.ip}` });
 }
 
 /**

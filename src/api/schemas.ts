@@ -9,6 +9,13 @@ import { ALL_SCOPES, AGENT_STATUSES } from '../store/port.ts';
 export const stringEnum = <T extends string>(values: readonly T[], options: object = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 
+/** Refuses U+0000..U+001F and U+007F: never part of an instrument or an identifier. */
+export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
+
+/** A record id: a type prefix and a ULID (Crockford base32). */
+export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
+export const RecordId = (description = 'A record id.') => Type.String({ pattern: RECORD_ID_PATTERN, description });
+
 export const Decimal = (description: string) =>
   Type.Union([Type.String({ pattern: DECIMAL_PATTERN }), Type.Number()], {
     description: `${description} A Decimal: a JSON number or a string in JSON number grammar; hashed as its normalised decimal string.`,
@@ -17,7 +24,7 @@ export const Decimal = (description: string) =>
 
 /** The decision fields of interface 2.2 (without `signature`), shared with the assertion request. */
 export const decisionFields = {
-  symbol: Type.String({ minLength: 1, maxLength: 20, description: 'The instrument, e.g. AAPL or BTC/USD.' }),
+  symbol: Type.String({ minLength: 1, maxLength: 20, pattern: NO_CONTROL_CHARACTERS, description: 'The instrument, e.g. AAPL or BTC/USD (no control characters).' }),
   action: stringEnum(DECISION_ACTIONS),
   asset_class: Type.Optional(stringEnum(ASSET_CLASSES, { default: 'US_EQUITY' })),
   target_allocation_pct: Type.Optional(Decimal('Share of the whole portfolio, 0 to 100.')),

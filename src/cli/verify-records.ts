@@ -5,7 +5,7 @@
 // and a convenience `document` says the same as the content.
 // Pure apart from node:crypto (Ed25519); runs in the main thread or in a verify worker. It never
 // imports the server (src/api, src/store, src/ledger).
-import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
+import { createPublicKey, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { b64urlDecode } from '../core/base64url.ts';
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { CANON, type RecordType, type SignatureEnvelope } from '../core/chain.ts';
@@ -14,7 +14,7 @@ import { verifyChain, type Check, type ChainRecord, type KeyInfo } from '../core
 
 /** The verifier's checks, in report order: the core's, then the published form's. */
 export const CHECKS = [
-  ['record_form', 'each record is a JSON object with entry, chain_hash and content'],
+  ['record_form', 'each record is a JSON object with entry, chain_hash and content, and nothing unknown'],
   ['entry_members', 'each chain entry has exactly the canon_v1 members, in their canonical form'],
   ['seq', 'seq runs without gap'],
   ['prev_hash', 'prev_hash links to the previous chain_hash'],
@@ -32,7 +32,7 @@ export type Tally = { checked: number; failed: number; skipped: number };
 export type Failure = { name: string; where: string; detail: string; seq?: number; id?: string };
 
 /** Where a chunk starts and ends, so chunks verified apart can be joined in order. */
-export type Edge = { seq: number; id: string; prev_hash: string; chain_hash: string; recorded_at: string };
+export type Edge = { seq: number; id: string; prev_hash: string; chain_hash: string; recorded_at: string; line?: number | undefined };
 
 export type ChunkResult = {
   records: number;
@@ -53,11 +53,14 @@ export type ChunkInput = {
   /** Where the first record is, for messages: its line number in the source, if it has one. */
   firstLine?: number | undefined;
   pins: number[];
+  /** Every record must carry its content (exports, proofs, chain pages with payloads). */
+  requireContent: boolean;
 };
 
 /** Failures listed per chunk (and overall); more are counted, not listed. */
 export const MAX_LISTED = 100;
 
+const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url']);
 const ENTRY_MEMBERS = new Set(['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash', 'signature']);
 const REQUIRED_MEMBERS = ['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash'];
 const SEQ = /^[1-9][0-9]{0,15}$/;
@@ -69,13 +72,20 @@ export function emptyTallies(): Record<CheckName, Tally> {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const publicKeys = new Map<string, KeyObject>();
+
 /** Ed25519 over raw 32-byte keys and 64-byte signatures, both base64url without padding. */
 export function verifyEd25519(publicKey: string, message: Uint8Array, signature: string): boolean {
   const raw = b64urlDecode(publicKey);
   const sig = b64urlDecode(signature);
   if (!raw || raw.length !== 32 || !sig || sig.length !== 64) return false;
   try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
+    let key = publicKeys.get(publicKey);
+    if (!key) {
+      key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
+      if (publicKeys.size >= 1000) publicKeys.clear();
+      publicKeys.set(publicKey, key);
+    }
     return cryptoVerify(null, message, key, sig);
   } catch {
     return false;
@@ -93,7 +103,7 @@ function describeWhere(seq: number | undefined, id: string | undefined, line: nu
 }
 
 /** A published record -> the core's ChainRecord, plus what is wrong with its entry's form. */
-function parseRecord(raw: unknown, agent: string): Parsed | string {
+function parseRecord(raw: unknown, agent: string, requireContent: boolean): Parsed | string {
   let value = raw;
   if (typeof raw === 'string') {
     try {
@@ -103,6 +113,9 @@ function parseRecord(raw: unknown, agent: string): Parsed | string {
     }
   }
   if (!isObject(value)) return 'not a JSON object';
+  const unknown = Object.keys(value).find((k) => !RECORD_MEMBERS.has(k));
+  if (unknown !== undefined) return `has an unknown member ${JSON.stringify(unknown)}`;
+  if (requireContent && value.content === undefined) return 'has no content (this input must carry every record\'s content)';
   const entry = value.entry;
   if (!isObject(entry)) return 'has no entry object';
   if (typeof value.chain_hash !== 'string') return 'has no chain_hash string';
@@ -175,7 +188,7 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
   input.records.forEach((raw, i) => {
     const line = input.firstLine === undefined ? undefined : input.firstLine + i;
     tallies.record_form.checked++;
-    const parsed = parseRecord(raw, input.agent);
+    const parsed = parseRecord(raw, input.agent, input.requireContent);
     if (typeof parsed === 'string') {
       tallies.record_form.failed++;
       fail('record_form', describeWhere(undefined, undefined, line), `record ${parsed}`);
@@ -242,14 +255,17 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
     }
   }
 
-  const edge = (r: ChainRecord): Edge => ({ seq: r.seq, id: r.id, prev_hash: r.prev_hash, chain_hash: r.chain_hash, recorded_at: r.recorded_at });
+  const edge = (i: number): Edge => {
+    const r = records[i]!;
+    return { seq: r.seq, id: r.id, prev_hash: r.prev_hash, chain_hash: r.chain_hash, recorded_at: r.recorded_at, line: lines[i] };
+  };
   return {
     records: input.records.length,
     tallies,
     failures,
     failureCount,
-    first: records.length > 0 ? edge(records[0]!) : null,
-    last: records.length > 0 ? edge(records[records.length - 1]!) : null,
+    first: records.length > 0 ? edge(0) : null,
+    last: records.length > 0 ? edge(records.length - 1) : null,
     pinned,
   };
 }
@@ -272,7 +288,7 @@ function mergeCoreTallies(tallies: Record<CheckName, Tally>, checks: Check[]): v
  */
 export function joinEdge(previous: Edge | null, first: Edge): Failure[] {
   if (previous === null) return [];
-  const where = describeWhere(first.seq, first.id, undefined);
+  const where = describeWhere(first.seq, first.id, first.line);
   const out: Failure[] = [];
   if (first.seq !== previous.seq + 1) {
     out.push({ name: 'seq', where, detail: `expected seq ${previous.seq + 1}, found ${first.seq}`, seq: first.seq, id: first.id });

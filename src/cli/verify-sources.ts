@@ -25,6 +25,7 @@ export type ChainPage = {
   head: PublishedHead;
   keys: PublishedKey[];
   after_seq: number;
+  payloads?: boolean;
   records: unknown[];
   has_more: boolean;
   next_after_seq: number | null;

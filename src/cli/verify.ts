@@ -145,7 +145,7 @@ type Report = { title: string[]; walk: Walk; subject: string };
 async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
   const { header } = source;
   const walk = new Walk(GENESIS);
-  await walkChunks(walk, lineChunks(source.lines), { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq) }, runner, queueLimit);
+  await walkChunks(walk, lineChunks(source.lines), { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq), requireContent: true }, runner, queueLimit);
   headCheck(walk, header.head, 'export header\'s head');
   walk.check('record_count', walk.records === header.records, `the header announces ${header.records} records; the export holds ${walk.records}`);
   pinCheck(walk, pins);
@@ -167,11 +167,18 @@ async function verifyChainPages(source: Extract<Source, { kind: 'chain' }>, pins
       lastPage = page;
       if (page.agent !== agent) throw new UnusableInput(`a later page is of agent ${page.agent}, not ${agent}`);
       keys = page.keys;
+      payloads = page.payloads !== false;
       for (let i = 0; i < page.records.length; i += CHUNK) yield { records: page.records.slice(i, i + CHUNK) };
     }
   }
   // Each page carries the agent's keys; a chunk is verified with the keys of its own page.
-  const base = { agent, get keys() { return toKeyInfo(keys); }, pins: pins.map((p) => p.seq) };
+  let payloads = first.payloads !== false;
+  const base = {
+    agent,
+    get keys() { return toKeyInfo(keys); },
+    get requireContent() { return payloads; },
+    pins: pins.map((p) => p.seq),
+  };
   await walkChunks(walk, chunks(), base, runner, queueLimit);
   if (first.after_seq > 0) walk.check('start', null, `the walk starts after seq ${first.after_seq}: the link to seq ${first.after_seq} is not checked`);
   if (lastPage.has_more) walk.check('head', null, `stopped before the head (seq ${lastPage.head.seq}): this page has more`);
@@ -194,6 +201,7 @@ function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin[]): R
     keys: bundle.key ? toKeyInfo([bundle.key]) : [],
     records: [bundle.record],
     pins: pins.map((p) => p.seq),
+    requireContent: true,
   }));
   if (seq !== 1) walk.check('prev_hash_link', null, `the link to seq ${seq - 1} is not checked from a proof alone: verify the chain for that`);
   const head = bundle.agent.head;

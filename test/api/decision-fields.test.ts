@@ -77,6 +77,7 @@ const refusals: Refusal[] = [
   { name: 'metadata number with a 65-character normalised form at depth', body: raw('"metadata":{"a":{"b":[1,{"c":1e64}]}}'), param: 'metadata.a.b.1.c' },
   // occurred_at
   { name: 'occurred_at one millisecond in the future', body: validDecision({ occurred_at: iso(NOW + 1) }), param: 'occurred_at' },
+  { name: 'occurred_at now plus a tenth of a millisecond', body: validDecision({ occurred_at: '2025-06-15T12:00:00.0001Z' }), param: 'occurred_at' },
   { name: 'occurred_at in the future by an offset', body: validDecision({ occurred_at: '2025-06-15T13:00:01+01:00' }), param: 'occurred_at' },
   { name: 'occurred_at seven days and one second old', body: validDecision({ occurred_at: iso(NOW - 7 * DAY - 1000) }), param: 'occurred_at' },
   { name: 'occurred_at without an offset', body: validDecision({ occurred_at: '2025-06-15T10:00:00' }), param: 'occurred_at' },
@@ -90,6 +91,8 @@ const refusals: Refusal[] = [
   { name: 'an unknown property inside signature', body: validDecision({ signature: { key_id: 'aid_abc', nonce: 'n1', signature: 'AAAA', extra: 1 } }), param: 'signature.extra' },
   { name: 'signature missing its nonce', body: validDecision({ signature: { key_id: 'aid_abc', signature: 'AAAA' } }), param: 'signature.nonce' },
   { name: 'signature not an object', body: validDecision({ signature: 'sig' }), param: 'signature' },
+  { name: 'a top-level __proto__ key', body: raw('"__proto__":{"admin":true}'), param: '__proto__' },
+  { name: 'thesis of 8001 astral code points', body: validDecision({ thesis: '😀'.repeat(8001) }), param: 'thesis' },
   // lone surrogates (escaped)
   { name: 'symbol with an escaped lone surrogate', body: '{"symbol":"A\\ud800","action":"BUY"}', param: 'symbol' },
   { name: 'thesis with an escaped lone low surrogate', body: raw('"thesis":"x\\udc00y"'), param: 'thesis' },
@@ -139,8 +142,12 @@ const acceptances: Acceptance[] = [
     body: raw('"metadata":{"a":{"b":[1.50,{"c":1e2,"d":-0.0}]},"n":null,"t":true,"s":"1.50"}'),
     content: { metadata: { a: { b: ['1.5', { c: '100', d: '0' }] }, n: null, t: true, s: '1.50' } },
   },
+  { name: 'thesis of 8000 astral code points', body: validDecision({ thesis: '😀'.repeat(8000) }), content: { thesis: '😀'.repeat(8000) } },
+  { name: 'a metadata key named __proto__ stays data', body: raw('"metadata":{"__proto__":{"x":1},"constructor":"c"}'), content: { metadata: JSON.parse('{"__proto__":{"x":"1"},"constructor":"c"}') } },
   { name: 'occurred_at now', body: validDecision({ occurred_at: iso(NOW) }), content: { occurred_at: iso(NOW) } },
   { name: 'occurred_at exactly seven days old', body: validDecision({ occurred_at: iso(NOW - 7 * DAY) }), content: { occurred_at: iso(NOW - 7 * DAY) } },
+  { name: 'occurred_at now with extra zero digits', body: validDecision({ occurred_at: '2025-06-15T12:00:00.000000Z' }), content: { occurred_at: '2025-06-15T12:00:00.000000Z' } },
+  { name: 'occurred_at with a -05:30 offset, seven days old', body: validDecision({ occurred_at: '2025-06-08T06:30:00-05:30' }), content: { occurred_at: '2025-06-08T06:30:00-05:30' } },
   { name: 'occurred_at with a +02:00 offset', body: validDecision({ occurred_at: '2025-06-15T13:30:00+02:00' }), content: { occurred_at: '2025-06-15T13:30:00+02:00' } },
   { name: 'a well-formed astral character (surrogate pair escapes)', body: raw('"thesis":"\\ud83d\\ude00"'), content: { thesis: '😀' } },
 ];

@@ -57,6 +57,7 @@ await forEachStore('graceful shutdown of ledger serve', (kind) => {
       const outcomes: Outcome[] = [];
       let sent = 0;
       let terminated = false;
+      let terminatedAt = 0;
       const post = async (i: number): Promise<Outcome> => {
         try {
           const res = await fetch(`${base}/v1/decisions`, {
@@ -77,6 +78,7 @@ await forEachStore('graceful shutdown of ledger serve', (kind) => {
           outcomes.push(outcome);
           if (!terminated && outcomes.length >= 150) {
             terminated = true;
+            terminatedAt = Date.now();
             server.child.kill('SIGTERM');
           }
           if (outcome.status === 'refused' || outcome.status === 503) break;
@@ -84,6 +86,8 @@ await forEachStore('graceful shutdown of ledger serve', (kind) => {
       }));
       const code = await server.exit;
       assert.equal(code, 0, server.output());
+      const shutdownMs = Date.now() - terminatedAt;
+      assert.ok(shutdownMs < 10_000, `shut down in ${shutdownMs} ms (keep-alive connections must not hold it open)`);
 
       const acknowledged = outcomes.flatMap((o) => (o.status === 201 && 'id' in o && o.id ? [o.id] : []));
       assert.ok(acknowledged.length >= 150, `${acknowledged.length} writes acknowledged before shutdown`);

@@ -8,6 +8,9 @@ import { monotonicFactory } from 'ulid';
 import { canonicalJson } from '../../src/core/canon.ts';
 import { decisionContent } from '../../src/core/decision.ts';
 import type { JsonValue } from '../../src/core/json.ts';
+import { sha256Hex } from '../../src/core/sha256.ts';
+import { systemClock } from '../../src/ledger/clock.ts';
+import { positionRecord } from '../../src/ledger/decisions.ts';
 import { postDecision, type TestApp } from '../support/app.ts';
 
 ed.hashes.sha512 = sha512;
@@ -68,4 +71,18 @@ export async function postMany(t: TestApp, secret: string, n: number, fields: (i
 /** Parses an NDJSON body into its lines' values. */
 export function ndjson(body: string): Record<string, unknown>[] {
   return body.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/**
+ * Chains an `execution` record through the store's append path (broker sync will write these; it
+ * does not exist yet). Its content uses the canon_v1 envelope with illustrative members.
+ */
+export async function appendExecution(t: TestApp, agent: { handle: string; agentId: string }, symbol: string): Promise<string> {
+  const content = canonicalJson({ canon: 'canon_v1', type: 'execution', agent: agent.handle, symbol, side: 'buy', quantity: '1', price: '100.5' });
+  const [outcome] = await t.store.appendBatch([{
+    agentId: agent.agentId, agentHandle: agent.handle, type: 'execution', symbol, content, contentHash: sha256Hex(content),
+    signature: null, linkToken: null, idempotency: null, respond: () => ({ status: 201, body: '' }),
+  }], positionRecord(systemClock));
+  if (outcome?.kind !== 'recorded') throw new Error(`execution not recorded: ${outcome?.kind}`);
+  return outcome.record.id;
 }

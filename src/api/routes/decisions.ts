@@ -8,7 +8,7 @@ import { errors } from '../../ledger/errors.ts';
 import type { LedgerStore, StoredRecord } from '../../store/port.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
 import { ApiError, sendError } from '../errors.ts';
-import { DecisionList, DecisionListItem, DecisionRequest, DecisionResponse, errorResponses } from '../schemas.ts';
+import { DecisionList, DecisionListItem, DecisionRequest, DecisionResponse, RecordId, errorResponses } from '../schemas.ts';
 import type { App } from '../app.ts';
 
 export type DecisionRoutesOptions = {
@@ -35,7 +35,7 @@ function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done:
 
 export const listQuery = (max: number, fallback: number) => Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `At most ${max}; default ${fallback}.` }),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A record id: the page holds records before it (older).' })),
+  cursor: Type.Optional(RecordId('A record id: the page holds records before it (older). Take it from next_cursor.')),
 }, { additionalProperties: false });
 
 /** Sends an already serialised JSON body (a stored idempotent response is replayed byte for byte). */
@@ -112,7 +112,7 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       summary: 'One of the calling agent\'s decisions',
       tags: ['decisions'],
       security: bearerSecurity,
-      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ id: RecordId() }),
       response: { 200: DecisionListItem, ...errorResponses(401, 403, 404) },
     },
     onRequest: requireKey(o.store, 'decisions:read'),

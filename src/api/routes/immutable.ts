@@ -4,7 +4,9 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../../ledger/errors.ts';
 import type { LedgerStore } from '../../store/port.ts';
 import { sendError } from '../errors.ts';
-import { errorResponses } from '../schemas.ts';
+import { RECORD_ID_PATTERN, errorResponses } from '../schemas.ts';
+
+const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
 import type { App } from '../app.ts';
 
 export async function immutableRoutes(app: App, o: { store: LedgerStore }): Promise<void> {
@@ -19,7 +21,7 @@ export async function immutableRoutes(app: App, o: { store: LedgerStore }): Prom
         response: errorResponses(404, 409),
       },
       handler: async (request, reply) => {
-        const record = await o.store.findRecord(request.params.id);
+        const record = RECORD_ID.test(request.params.id) ? await o.store.findRecord(request.params.id) : null;
         if (!record) return sendError(request, reply, errors.notFound(`no record ${request.params.id}`, 'id'));
         return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
       },

@@ -1,6 +1,6 @@
 // GET /v1/agents/{handle}: the public profile (interface section 4, endpoint 5).
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, readRateLimit } from '../../public-http.ts';
+import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
@@ -15,7 +15,6 @@ export async function agentRoutes(app: App, o: PublicRouteOptions): Promise<void
       params: HandleParams,
       response: { 200: ProfileResponse, ...errorResponses(404, 429) },
     },
-    config: readRateLimit(o.readLimitPerMinute),
   }, async (request, reply) => {
     const profile = await o.reads.profile(request.params.handle);
     if (!profile.ok) return sendError(request, reply, profile.error);

@@ -1,7 +1,7 @@
 // GET /v1/agents/{handle}/chain: one page of an agent's hash chain, oldest first (interface
 // section 4, endpoint 6), paged forward with after_seq.
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, readRateLimit, sendJsonText } from '../../public-http.ts';
+import { cacheFor, preflightRoute, sendJsonText } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
@@ -17,7 +17,6 @@ export async function chainRoutes(app: App, o: PublicRouteOptions): Promise<void
       querystring: ChainQuery,
       response: { 200: ChainResponse, ...errorResponses(400, 404, 429) },
     },
-    config: readRateLimit(o.readLimitPerMinute),
   }, async (request, reply) => {
     const { payloads, limit, after_seq: afterSeq } = request.query;
     const page = await o.reads.chainPage({ handle: request.params.handle, afterSeq, limit, payloads });

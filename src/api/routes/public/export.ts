@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { sendError } from '../../errors.ts';
-import { cacheFor, notModified, preflightRoute, readRateLimit } from '../../public-http.ts';
+import { cacheFor, notModified, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
@@ -24,7 +24,6 @@ export async function exportRoutes(app: App, o: PublicRouteOptions): Promise<voi
         ...errorResponses(400, 404, 429),
       },
     },
-    config: readRateLimit(o.readLimitPerMinute),
   }, async (request, reply) => {
     const handle = request.query.agent;
     const exported = await o.reads.export(handle);

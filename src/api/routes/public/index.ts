@@ -11,7 +11,7 @@ import { proofRoutes } from './proof.ts';
 import { transparencyRoutes } from './transparency.ts';
 
 export async function publicRoutes(app: App, o: PublicRouteOptions): Promise<void> {
-  await installPublicHttp(app);
+  await installPublicHttp(app, o);
   for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes]) {
     await app.register(routes, o);
   }

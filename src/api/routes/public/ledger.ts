@@ -2,7 +2,7 @@
 // section 4, endpoint 8).
 import type { RecordType } from '../../../core/chain.ts';
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, readRateLimit, sendJsonText } from '../../public-http.ts';
+import { cacheFor, preflightRoute, sendJsonText } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
@@ -17,7 +17,6 @@ export async function ledgerRoutes(app: App, o: PublicRouteOptions): Promise<voi
       querystring: LedgerQuery,
       response: { 200: LedgerResponse, ...errorResponses(400, 404, 429) },
     },
-    config: readRateLimit(o.readLimitPerMinute),
   }, async (request, reply) => {
     const q = request.query;
     const page = await o.reads.ledgerPage({

@@ -1,7 +1,7 @@
 // GET /v1/proof/{record_id}: one record with everything needed to verify it alone (interface
 // section 4, endpoint 7).
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, readRateLimit, sendJsonText } from '../../public-http.ts';
+import { cacheFor, preflightRoute, sendJsonText } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
@@ -15,7 +15,6 @@ export async function proofRoutes(app: App, o: PublicRouteOptions): Promise<void
       params: ProofParams,
       response: { 200: ProofResponse, ...errorResponses(404, 429) },
     },
-    config: readRateLimit(o.readLimitPerMinute),
   }, async (request, reply) => {
     const proof = await o.reads.proof(request.params.record_id);
     if (!proof.ok) return sendError(request, reply, proof.error);

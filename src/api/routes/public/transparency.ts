@@ -1,6 +1,6 @@
 // GET /v1/transparency: every chain head to pin, counts, anchoring, and what each guarantee
 // covers and does not (interface section 4, endpoint 10).
-import { cacheFor, preflightRoute, readRateLimit } from '../../public-http.ts';
+import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
@@ -13,7 +13,6 @@ export async function transparencyRoutes(app: App, o: PublicRouteOptions): Promi
       tags: PUBLIC_TAG,
       response: { 200: TransparencyResponse, ...errorResponses(429) },
     },
-    config: readRateLimit(o.readLimitPerMinute),
   }, async (_request, reply) => {
     cacheFor(reply, 'short');
     return o.reads.transparency(o.clock.now());

@@ -1,0 +1,319 @@
+// The public-read benchmark: GET /v1/ledger (first page and a deep cursor page), GET
+// /v1/proof/{id} and GET /v1/agents/{h}/chain?limit=2000 at each ledger size, on SQLite and
+// PostgreSQL, against the real service in a child process; then `ledger verify` on the big
+// agent's export, against a baseline measured in the same run that only computes the same
+// SHA-256 calls (sha256 of each content string and of each canonical chain entry) over the same
+// byte strings, with no parsing and no serialising in the timed part.
+//
+//   node --import tsx bench/read.ts [--records 10000,1000000] [--duration 10] [--warmup 2]
+//     [--connections 4] [--no-postgres] [--no-verify]
+//
+// Sizes are the big ("whale") agent's record count; 20 small agents (one demo) add 1,000 more.
+// The report is printed and saved as bench/results/read-<ISO date>.md.
+import { spawn } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import type { Request } from 'autocannon';
+import { canonicalJson } from '../src/core/canon.ts';
+import { sha256Hex } from '../src/core/sha256.ts';
+import { readLines } from '../src/cli/verify-sources.ts';
+import { openStore } from '../src/store/open.ts';
+import { benchPath, fixed, load, markdownTable, progress, startChild, type ChildServer, type Figures } from './harness.ts';
+import { freshPostgres, freshSqlite, postgresProblem, type BenchDatabase } from './databases.ts';
+import { seed } from './seed.ts';
+
+export type ReadBenchOptions = {
+  records: number[];
+  duration: number;
+  warmup: number;
+  connections: number;
+  postgres: boolean;
+  verify: boolean;
+};
+
+/** Targets from the issue. */
+const GOAL = { p99Ms: 20, verifyRatio: 0.3 };
+const SMALL_AGENTS = 20;
+const PER_SMALL = 50;
+
+type Kind = BenchDatabase['kind'];
+type LatencyRow = { kind: Kind; size: number; target: string; figures: Figures };
+type VerifyRow = {
+  kind: Kind; size: number; seedSeconds: number; exportSeconds: number; exportBytes: number;
+  verifySeconds: number; verifyRate: number; verifyWorkers: string; baselineRate: number; exitCode: number;
+};
+
+const storeName = (kind: Kind) => (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL');
+
+function serverEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    LEDGER_DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LEDGER_LOG_LEVEL: 'warn',
+    // Lifted so it never binds; the limiter still runs on every request.
+    LEDGER_READ_LIMIT_PER_MIN: '1000000000',
+    LEDGER_BASE_URL: 'http://127.0.0.1/v1',
+    LEDGER_SITE_URL: 'http://127.0.0.1',
+    LEDGER_REDIS_URL: '',
+    LEDGER_ADMIN_TOKEN: '',
+  };
+}
+
+/** What the targets need from the seeded ledger: the whale's handle, sample ids, a deep cursor. */
+type Sample = { whale: string; proofIds: string[]; deepCursor: string; chainStarts: number[]; seedSeconds: number };
+
+async function seedDatabase(db: BenchDatabase, size: number): Promise<Sample> {
+  const store = openStore(db.url);
+  try {
+    await store.migrate();
+    const started = performance.now();
+    let reported = 0;
+    const seeded = await seed(store, {
+      whale: size, smallAgents: SMALL_AGENTS, perSmall: PER_SMALL, handlePrefix: 'bench',
+      onProgress: (written, total) => {
+        if (written - reported >= 100_000 || written === total) {
+          progress(`${storeName(db.kind)}: seeded ${written} / ${total}`);
+          reported = written;
+        }
+      },
+    });
+    const seedSeconds = (performance.now() - started) / 1000;
+    await analyse(store);
+    const whaleId = seeded.whale.agentId;
+    const proofIds: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      const [r] = await store.listChain(whaleId, Math.floor(Math.random() * size), 1);
+      if (r) proofIds.push(r.id);
+    }
+    // The ledger is newest first, so the deep pages are the oldest records.
+    const [deep] = await store.listChain(whaleId, Math.floor(size / 20), 1);
+    const chainStarts = Array.from({ length: 20 }, () => Math.floor(Math.random() * Math.max(1, size - 2000)));
+    return { whale: seeded.whale.handle, proofIds, deepCursor: deep!.id, chainStarts, seedSeconds };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Fresh statistics after the bulk load, as autovacuum (PostgreSQL) or an operator (SQLite) would. */
+async function analyse(store: ReturnType<typeof openStore>): Promise<void> {
+  const s = store as unknown as { db?: { exec: (sql: string) => void }; pool?: { query: (sql: string) => Promise<unknown> } };
+  if (s.db) s.db.exec('ANALYZE');
+  else if (s.pool) await s.pool.query('ANALYZE');
+}
+
+function targets(sample: Sample): { label: string; requests: () => Request[] }[] {
+  const paths = (list: string[]) => () => list.map((path) => ({ method: 'GET' as const, path }));
+  return [
+    { label: 'GET /v1/ledger (first page)', requests: paths(['/v1/ledger']) },
+    { label: 'GET /v1/ledger?cursor=<deep>', requests: paths([`/v1/ledger?cursor=${sample.deepCursor}`]) },
+    { label: 'GET /v1/proof/{id}', requests: paths(sample.proofIds.map((id) => `/v1/proof/${id}`)) },
+    { label: 'GET /v1/agents/{h}/chain?limit=2000', requests: paths(sample.chainStarts.map((s) => `/v1/agents/${sample.whale}/chain?limit=2000&after_seq=${s}`)) },
+  ];
+}
+
+async function measureLatency(server: ChildServer, sample: Sample, o: ReadBenchOptions, kind: Kind, size: number): Promise<LatencyRow[]> {
+  const rows: LatencyRow[] = [];
+  for (const t of targets(sample)) {
+    progress(`${storeName(kind)} ${size}: ${t.label}`);
+    if (o.warmup > 0) await load(server, o.connections, o.warmup, t.requests());
+    const figures = await load(server, o.connections, o.duration, t.requests());
+    if (figures.non2xx > 0 || figures.errors > 0) throw new Error(`${t.label}: ${figures.non2xx} non-2xx, ${figures.errors} errors (${JSON.stringify(figures.statusCodes)})`);
+    rows.push({ kind, size, target: t.label, figures });
+  }
+  return rows;
+}
+
+async function exportTo(server: ChildServer, handle: string, path: string): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${server.url}/v1/export?agent=${handle}`);
+  if (res.status !== 200 || !res.body) throw new Error(`export answered ${res.status}`);
+  await pipeline(Readable.fromWeb(res.body as never), createWriteStream(path));
+  return (performance.now() - started) / 1000;
+}
+
+/** `ledger verify <file>` in a child process, as an auditor runs it. */
+function runVerifier(path: string): Promise<{ seconds: number; code: number; rate: number; workers: string; out: string }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [benchPath('../bin/ledger.js'), 'verify', path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const seconds = (performance.now() - started) / 1000;
+      const m = /^time: (\d+) records in ([\d.]+) s \((\d+) records\/s, ([^)]+)\)/m.exec(out);
+      resolve({ seconds, code: code ?? -1, rate: m ? Number(m[3]) : 0, workers: m ? m[4]! : '?', out });
+    });
+  });
+}
+
+/**
+ * The baseline: the same SHA-256 calls a verifier must make (sha256 of the content string and of
+ * the canonical chain entry), over the same byte strings. Reading and preparing the strings is
+ * outside the timed part; only the hashing is timed.
+ */
+async function baselineRate(path: string): Promise<{ records: number; rate: number }> {
+  let hashingMs = 0;
+  let records = 0;
+  let batch: string[] = [];
+  const hashBatch = () => {
+    const started = performance.now();
+    for (const s of batch) sha256Hex(s);
+    hashingMs += performance.now() - started;
+    records += batch.length / 2;
+    batch = [];
+  };
+  let header = true;
+  for await (const line of readLines(createReadStream(path, { highWaterMark: 1 << 20 }))) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    if (line.text === '') continue;
+    const r = JSON.parse(line.text) as { entry: never; content: string };
+    batch.push(r.content, canonicalJson(r.entry));
+    if (batch.length >= 20_000) hashBatch();
+  }
+  hashBatch();
+  return { records, rate: records / (hashingMs / 1000) };
+}
+
+async function benchStore(kind: Kind, size: number, o: ReadBenchOptions, dir: string): Promise<{ latency: LatencyRow[]; verify: VerifyRow | null }> {
+  const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
+  let server: ChildServer | null = null;
+  try {
+    progress(`${storeName(kind)} ${size}: seeding`);
+    const sample = await seedDatabase(db, size);
+    server = await startChild(benchPath('server-under-test.ts'), serverEnv(db.url));
+    const latency = await measureLatency(server, sample, o, kind, size);
+    if (!o.verify) return { latency, verify: null };
+    const path = join(dir, `${kind}-${size}.ndjson`);
+    progress(`${storeName(kind)} ${size}: export`);
+    const exportSeconds = await exportTo(server, sample.whale, path);
+    await server.stop();
+    server = null;
+    progress(`${storeName(kind)} ${size}: ledger verify`);
+    const verified = await runVerifier(path);
+    if (verified.code !== 0) throw new Error(`ledger verify exited ${verified.code}:\n${verified.out}`);
+    progress(`${storeName(kind)} ${size}: baseline`);
+    const baseline = await baselineRate(path);
+    const exportBytes = statSync(path).size;
+    rmSync(path, { force: true });
+    return {
+      latency,
+      verify: {
+        kind, size, seedSeconds: sample.seedSeconds, exportSeconds, exportBytes, verifySeconds: verified.seconds,
+        verifyRate: size / verified.seconds, verifyWorkers: verified.workers, baselineRate: baseline.rate, exitCode: verified.code,
+      },
+    };
+  } finally {
+    if (server) await server.stop();
+    await db.remove();
+  }
+}
+
+function report(o: ReadBenchOptions, latency: LatencyRow[], verify: VerifyRow[], notes: string[]): string {
+  const smallest = Math.min(...o.records);
+  const base = (row: LatencyRow) => latency.find((r) => r.kind === row.kind && r.target === row.target && r.size === smallest);
+  const latencyTable = markdownTable(
+    ['store', 'records', 'target', 'req/s', 'p50 ms', 'p99 ms', `p99 / p99 at ${smallest}`, `p99 < ${GOAL.p99Ms} ms`],
+    latency.map((r) => {
+      const b = base(r);
+      const needsGoal = !r.target.includes('/chain');
+      return [storeName(r.kind), String(r.size), r.target, fixed(r.figures.rps, 0), fixed(r.figures.p50, 1), fixed(r.figures.p99, 1),
+        b ? fixed(r.figures.p99 / Math.max(b.figures.p99, 0.001), 2) : '-', needsGoal ? (r.figures.p99 < GOAL.p99Ms ? 'yes' : 'NO') : 'n/a'];
+    }),
+  );
+  const verifyTable = verify.length === 0 ? '(verify not run)' : markdownTable(
+    ['store', 'records', 'seed s', 'export s', 'export MB', 'verify s', 'verify rec/s', 'verifier', 'baseline rec/s', 'ratio', `>= ${GOAL.verifyRatio}`],
+    verify.map((v) => [storeName(v.kind), String(v.size), fixed(v.seedSeconds, 0), fixed(v.exportSeconds, 1), fixed(v.exportBytes / 1e6, 0),
+      fixed(v.verifySeconds, 1), fixed(v.verifyRate, 0), v.verifyWorkers, fixed(v.baselineRate, 0), fixed(v.verifyRate / v.baselineRate, 3),
+      v.verifyRate / v.baselineRate >= GOAL.verifyRatio ? 'yes' : 'NO']),
+  );
+  return [
+    `# Public-read benchmark, ${new Date().toISOString()}`,
+    '',
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`,
+    `Ledger sizes: ${o.records.join(', ')} records of one agent, plus ${SMALL_AGENTS * PER_SMALL} of ${SMALL_AGENTS} small agents (one demo). Seeded in bulk with real canon_v1 hashes (bench/seed.ts).`,
+    `Load: autocannon, ${o.connections} keep-alive connections, ${o.warmup} s warm-up then ${o.duration} s per target, server in a child process (\`ledger serve\` code). No Accept-Encoding: bodies are measured uncompressed.`,
+    'Proof ids are 500 random records of the big agent; chain pages start at 20 random seqs; the deep cursor is the record 5% from the oldest end.',
+    '',
+    '## Latency',
+    '',
+    latencyTable,
+    '',
+    '## Export and `ledger verify`',
+    '',
+    'verify: `ledger verify <export file>` in a child process, wall clock including start-up. Baseline: sha256 of each content string and of each canonical chain entry, over the same export, only the hashing timed.',
+    '',
+    verifyTable,
+    ...(notes.length > 0 ? ['', ...notes.map((n) => `- ${n}`)] : []),
+    '',
+  ].join('\n');
+}
+
+export async function readBench(o: ReadBenchOptions): Promise<string> {
+  const kinds: Kind[] = ['sqlite'];
+  const notes: string[] = [];
+  if (o.postgres) {
+    const problem = await postgresProblem();
+    if (problem === null) kinds.push('postgres');
+    else notes.push(`PostgreSQL not measured: ${problem}`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-read-bench-'));
+  const latency: LatencyRow[] = [];
+  const verify: VerifyRow[] = [];
+  try {
+    for (const kind of kinds) {
+      for (const size of o.records) {
+        const result = await benchStore(kind, size, o, dir);
+        latency.push(...result.latency);
+        if (result.verify) verify.push(result.verify);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return report(o, latency, verify, notes);
+}
+
+function parseOptions(argv: string[]): ReadBenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      records: { type: 'string', default: '10000' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '4' },
+      'no-postgres': { type: 'boolean', default: false },
+      'no-verify': { type: 'boolean', default: false },
+    },
+  });
+  const int = (name: string, raw: string, min: number) => {
+    if (!/^[0-9]+$/.test(raw) || Number(raw) < min) throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
+    return Number(raw);
+  };
+  return {
+    records: values.records!.split(',').map((s) => int('records', s.trim().replace(/_/g, ''), 1)),
+    duration: int('duration', values.duration!, 1),
+    warmup: int('warmup', values.warmup!, 0),
+    connections: int('connections', values.connections!, 1),
+    postgres: !values['no-postgres'],
+    verify: !values['no-verify'],
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const text = await readBench(parseOptions(process.argv.slice(2)));
+  console.log(text);
+  mkdirSync(benchPath('results'), { recursive: true });
+  const file = benchPath(`results/read-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z.md`);
+  writeFileSync(file, text);
+  progress(`saved ${file}`);
+}

@@ -1,0 +1,57 @@
+// `ledger serve` with bad configuration stops at start: a non-zero exit and ONE clear line on
+// stderr naming what is wrong, never a stack trace.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, test } from 'node:test';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'ledger-bad-config-'));
+writeFileSync(join(dir, 'a-file'), 'not a directory');
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function runLedger(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/ledger.js', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ok.db')}`, PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const cases: { name: string; args?: string[]; env: Record<string, string>; names: RegExp }[] = [
+  { name: 'PORT=abc', env: { PORT: 'abc' }, names: /PORT/ },
+  { name: '--port abc', args: ['serve', '--port', 'abc'], env: {}, names: /PORT/ },
+  { name: 'LEDGER_DATABASE_URL=mysql://x', env: { LEDGER_DATABASE_URL: 'mysql://x' }, names: /LEDGER_DATABASE_URL/ },
+  { name: 'LEDGER_ADMIN_TOKEN too short', env: { LEDGER_ADMIN_TOKEN: 'short' }, names: /LEDGER_ADMIN_TOKEN/ },
+  { name: 'LEDGER_WRITE_LIMIT_PER_MIN=0', env: { LEDGER_WRITE_LIMIT_PER_MIN: '0' }, names: /LEDGER_WRITE_LIMIT_PER_MIN/ },
+  { name: 'LEDGER_REDIS_URL with http:', env: { LEDGER_REDIS_URL: 'http://127.0.0.1:6379' }, names: /LEDGER_REDIS_URL/ },
+  { name: 'an SQLite path that cannot be created', env: { LEDGER_DATABASE_URL: `sqlite:${join(dir, 'a-file', 'ledger.db')}` }, names: /database|ledger\.db/i },
+  { name: 'an unreachable PostgreSQL', env: { LEDGER_DATABASE_URL: 'postgres://nobody:s3cret-pass@127.0.0.1:1/ledger' }, names: /database/i },
+];
+
+for (const c of cases) {
+  test(`${c.name}: exits non-zero with one line on stderr and no stack trace`, async () => {
+    const { code, stderr, stdout } = await runLedger(c.args ?? ['serve'], c.env);
+    assert.notEqual(code, 0, `exit code ${code}`);
+    assert.notEqual(code, null, 'exited by itself');
+    const lines = stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
+    assert.match(lines[0]!, c.names);
+    assert.doesNotMatch(stderr + stdout, /^\s+at /m, 'no stack trace');
+    assert.doesNotMatch(stderr + stdout, /s3cret-pass/, 'a database password is never printed');
+  });
+}
