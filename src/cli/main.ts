@@ -2,7 +2,6 @@
 // configured database. Errors are one line on stderr and a non-zero exit, never a stack trace.
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
-import { startServer } from '../server.ts';
 import { registerOperatorCommands } from './operators.ts';
 import { registerVerifyCommand } from './verify.ts';
 
@@ -23,6 +22,8 @@ program.command('serve')
       ...(opts.host ? { HOST: opts.host } : {}),
       ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}),
     });
+    // Loaded here so the operator commands don't pay for the HTTP stack.
+    const { startServer } = await import('../server.ts');
     const server = await startServer(config);
     const shutdown = (signal: string) => {
       server.ledger.app.log.info({ signal }, 'shutting down: finishing in-flight writes');

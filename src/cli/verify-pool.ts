@@ -44,7 +44,10 @@ export function workerPool(size: number): ChunkRunner {
       const id = next++;
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        workers[id % size]!.postMessage({ id, input });
+        const bytes = input.bytes;
+        // A block that owns its whole buffer moves to the worker instead of being copied.
+        const transfer = bytes && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer as ArrayBuffer] : [];
+        workers[id % size]!.postMessage({ id, input }, transfer);
       });
     },
     async close() {

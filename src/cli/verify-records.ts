@@ -49,7 +49,9 @@ export type ChunkInput = {
   agent: string;
   keys: KeyInfo[];
   /** Record texts (NDJSON lines) or already parsed records. */
-  records: (string | unknown)[];
+  records?: (string | unknown)[];
+  /** Or: NDJSON lines as raw UTF-8 bytes (a block of an export), decoded here. */
+  bytes?: Uint8Array;
   /** Where the first record is, for messages: its line number in the source, if it has one. */
   firstLine?: number | undefined;
   pins: number[];
@@ -185,7 +187,8 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
   const pinned: Record<string, string> = {};
   const pins = new Set(input.pins);
 
-  input.records.forEach((raw, i) => {
+  const inputRecords = input.bytes ? blockLines(input.bytes) : input.records ?? [];
+  inputRecords.forEach((raw, i) => {
     const line = input.firstLine === undefined ? undefined : input.firstLine + i;
     tallies.record_form.checked++;
     const parsed = parseRecord(raw, input.agent, input.requireContent);
@@ -260,7 +263,7 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
     return { seq: r.seq, id: r.id, prev_hash: r.prev_hash, chain_hash: r.chain_hash, recorded_at: r.recorded_at, line: lines[i] };
   };
   return {
-    records: input.records.length,
+    records: inputRecords.length,
     tallies,
     failures,
     failureCount,
@@ -268,6 +271,15 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
     last: records.length > 0 ? edge(records.length - 1) : null,
     pinned,
   };
+}
+
+const decoder = new TextDecoder('utf-8');
+
+/** The lines of an NDJSON block (the newline after the last one is optional). */
+function blockLines(bytes: Uint8Array): string[] {
+  const lines = decoder.decode(bytes).split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
 }
 
 /** The core's summary checks, added into the verifier's tallies. */

@@ -44,11 +44,73 @@ export type ProofBundle = {
 export type Line = { text: string; line: number };
 
 export type Source =
-  | { kind: 'export'; origin: string; header: ExportHeader; lines: AsyncIterable<Line> }
+  | { kind: 'export'; origin: string; header: ExportHeader; blocks: AsyncIterable<Block> }
   | { kind: 'chain'; origin: string; pages: AsyncIterable<ChainPage>; first: ChainPage }
   | { kind: 'proof'; origin: string; bundle: ProofBundle };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whole NDJSON lines as raw bytes (the last may lack its newline); `firstLine` numbers them. */
+export type Block = { bytes: Uint8Array; firstLine: number; lines: number };
+
+/**
+ * The first line of a byte stream (decoded, without its line end), and the bytes after it. Only
+ * as much as the first line needs is read.
+ */
+export async function splitFirstLine(chunks: AsyncIterable<Uint8Array>): Promise<{ first: string | null; rest: AsyncGenerator<Uint8Array> }> {
+  const it = chunks[Symbol.asyncIterator]();
+  const parts: Uint8Array[] = [];
+  for (;;) {
+    const next = await it.next();
+    if (next.done) {
+      const all = Buffer.concat(parts);
+      return { first: all.length > 0 ? stripCr(all.toString('utf8')) : null, rest: (async function* () {})() };
+    }
+    const chunk = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
+    const nl = chunk.indexOf(10);
+    if (nl < 0) {
+      parts.push(chunk);
+      continue;
+    }
+    parts.push(chunk.subarray(0, nl));
+    const leftover = chunk.subarray(nl + 1);
+    const first = stripCr(Buffer.concat(parts).toString('utf8'));
+    async function* rest(): AsyncGenerator<Uint8Array> {
+      if (leftover.length > 0) yield leftover;
+      for (let n = await it.next(); !n.done; n = await it.next()) yield n.value;
+    }
+    return { first, rest: rest() };
+  }
+}
+
+const stripCr = (s: string) => (s.endsWith('\r') ? s.slice(0, -1) : s);
+
+/**
+ * Cuts a byte stream into blocks of `linesPerBlock` whole lines without decoding it: verify
+ * workers decode and parse the blocks, so the reading thread only looks for newlines.
+ */
+export async function* lineBlocks(chunks: AsyncIterable<Uint8Array>, linesPerBlock: number, firstLine: number): AsyncGenerator<Block> {
+  let pending: Buffer[] = [];
+  let count = 0;
+  let line = firstLine;
+  for await (const raw of chunks) {
+    const chunk = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, nl + 1)) {
+      if (++count === linesPerBlock) {
+        pending.push(chunk.subarray(start, nl + 1));
+        yield { bytes: Buffer.concat(pending), firstLine: line, lines: count };
+        line += count;
+        pending = [];
+        count = 0;
+        start = nl + 1;
+      }
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  const tail = Buffer.concat(pending);
+  if (tail.length > 0) yield { bytes: tail, firstLine: line, lines: count + (tail[tail.length - 1] === 10 ? 0 : 1) };
+}
 
 /** Splits a byte stream into lines (LF or CRLF), decoding UTF-8 across chunk boundaries. */
 export async function* readLines(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<Line> {
@@ -83,22 +145,20 @@ async function openFile(path: string): Promise<Source> {
   } catch (e) {
     throw new UnusableInput(`cannot read ${path}: ${(e as Error).message}`);
   }
-  const lines = readLines(createReadStream(path, { highWaterMark: 1 << 20 }));
-  const first = await lines.next();
-  if (first.done) throw new UnusableInput(`${path} is empty`);
-  const header = tryParse(first.value.text);
+  const { first, rest } = await splitFirstLine(createReadStream(path, { highWaterMark: 1 << 20 }));
+  if (first === null) throw new UnusableInput(`${path} is empty`);
+  const header = tryParse(first);
   if (isObject(header) && header.object === 'export') {
-    return { kind: 'export', origin: path, header: checkHeader(header, path), lines: afterHeader(lines) };
+    return { kind: 'export', origin: path, header: checkHeader(header, path), blocks: lineBlocks(rest, EXPORT_BLOCK_LINES, 2) };
   }
   // Not an export: a JSON document (a proof bundle or a chain page), read whole.
-  let text = first.value.text;
-  for await (const l of lines) text += '\n' + l.text;
+  let text = first;
+  for await (const l of readLines(rest)) text += '\n' + l.text;
   return fromDocument(parseDocument(text, path), path, null);
 }
 
-async function* afterHeader(lines: AsyncGenerator<Line>): AsyncGenerator<Line> {
-  for await (const l of lines) if (l.text !== '') yield l;
-}
+/** Records per block handed to a verify worker. */
+export const EXPORT_BLOCK_LINES = 2000;
 
 function tryParse(text: string): unknown {
   try {
@@ -140,11 +200,10 @@ async function openUrl(url: string, fetcher: typeof fetch): Promise<Source> {
   const type = response.headers.get('content-type') ?? '';
   if (type.includes('ndjson')) {
     if (!response.body) throw new UnusableInput(`${url} sent no body`);
-    const lines = readLines(response.body as unknown as AsyncIterable<Uint8Array>);
-    const first = await lines.next();
-    const header = first.done ? undefined : tryParse(first.value.text);
+    const { first, rest } = await splitFirstLine(response.body as unknown as AsyncIterable<Uint8Array>);
+    const header = first === null ? undefined : tryParse(first);
     if (!isObject(header) || header.object !== 'export') throw new UnusableInput(`${url} is NDJSON but does not start with an export header`);
-    return { kind: 'export', origin: url, header: checkHeader(header, url), lines: afterHeader(lines) };
+    return { kind: 'export', origin: url, header: checkHeader(header, url), blocks: lineBlocks(rest, EXPORT_BLOCK_LINES, 2) };
   }
   const document = parseDocument(await response.text(), url);
   return fromDocument(document, url, (after) => fetchPage(url, after, fetcher));

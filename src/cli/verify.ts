@@ -10,7 +10,7 @@ import { defaultWorkerCount, inlineRunner, workerPool, type ChunkRunner } from '
 import {
   CHECKS, MAX_LISTED, emptyTallies, joinEdge, verifyChunk, type CheckName, type ChunkInput, type ChunkResult, type Edge, type Failure, type Tally,
 } from './verify-records.ts';
-import { openSource, UnusableInput, type ChainPage, type Line, type PublishedHead, type PublishedKey, type Source } from './verify-sources.ts';
+import { openSource, UnusableInput, type ChainPage, type PublishedHead, type PublishedKey, type Source } from './verify-sources.ts';
 
 export type VerifyOptions = {
   /** `<seq>:<chain_hash>` heads pinned earlier, each of which must still be in the chain. */
@@ -20,7 +20,7 @@ export type VerifyOptions = {
   fetcher?: typeof fetch;
 };
 
-/** Records per chunk handed to a worker. */
+/** Records per chunk of a chain page handed to a worker (exports come in blocks of as many). */
 const CHUNK = 2000;
 /** Chunks queued per worker before reading pauses (keeps memory flat). */
 const QUEUE_PER_WORKER = 3;
@@ -90,31 +90,17 @@ const GENESIS: Edge = { seq: 0, id: '', prev_hash: '', chain_hash: GENESIS_PREV_
 /** Feeds chunks to the runner, keeping a bounded queue, folding results in order. */
 async function walkChunks(
   walk: Walk,
-  chunks: AsyncIterable<{ records: unknown[]; firstLine?: number }>,
-  base: Omit<ChunkInput, 'records' | 'firstLine'>,
+  chunks: AsyncIterable<{ records?: unknown[]; bytes?: Uint8Array; firstLine?: number }>,
+  base: Omit<ChunkInput, 'records' | 'bytes' | 'firstLine'>,
   runner: () => ChunkRunner,
   queueLimit: number,
 ): Promise<void> {
   const queue: Promise<ChunkResult>[] = [];
   for await (const chunk of chunks) {
-    queue.push(runner().run({ ...base, records: chunk.records, firstLine: chunk.firstLine }));
+    queue.push(runner().run({ ...base, ...chunk }));
     while (queue.length >= queueLimit) walk.add(await queue.shift()!);
   }
   while (queue.length > 0) walk.add(await queue.shift()!);
-}
-
-async function* lineChunks(lines: AsyncIterable<Line>): AsyncGenerator<{ records: string[]; firstLine: number }> {
-  let records: string[] = [];
-  let firstLine = 0;
-  for await (const l of lines) {
-    if (records.length === 0) firstLine = l.line;
-    records.push(l.text);
-    if (records.length === CHUNK) {
-      yield { records, firstLine };
-      records = [];
-    }
-  }
-  if (records.length > 0) yield { records, firstLine };
 }
 
 function headCheck(walk: Walk, head: PublishedHead, what: string): void {
@@ -145,7 +131,7 @@ type Report = { title: string[]; walk: Walk; subject: string };
 async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
   const { header } = source;
   const walk = new Walk(GENESIS);
-  await walkChunks(walk, lineChunks(source.lines), { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq), requireContent: true }, runner, queueLimit);
+  await walkChunks(walk, source.blocks, { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq), requireContent: true }, runner, queueLimit);
   headCheck(walk, header.head, 'export header\'s head');
   walk.check('record_count', walk.records === header.records, `the header announces ${header.records} records; the export holds ${walk.records}`);
   pinCheck(walk, pins);

@@ -84,8 +84,24 @@ export type LedgerPageQuery = {
 /** A JSON body built as text, with what the HTTP layer needs to cache it. */
 export type JsonText = { body: string };
 
+/** Records kept rendered (ledger items and proofs): records never change, so neither does their text. */
+const RENDERED_CACHE = 10_000;
+
 export class PublicReads {
+  private readonly rendered = new Map<string, string>();
+
   constructor(private readonly store: LedgerStore, private readonly baseUrl: string) {}
+
+  /** recordJson with content and document, from the cache when this record was rendered before. */
+  private fullRecordJson(r: StoredRecord): string {
+    let text = this.rendered.get(r.id);
+    if (text === undefined) {
+      text = recordJson(r, { payloads: true, document: true });
+      if (this.rendered.size >= RENDERED_CACHE) this.rendered.delete(this.rendered.keys().next().value!);
+      this.rendered.set(r.id, text);
+    }
+    return text;
+  }
 
   /** The agent named by a public handle; malformed handles are simply unknown. */
   async agent(handle: string, param = 'handle'): Promise<Result<Agent>> {
@@ -196,7 +212,7 @@ export class PublicReads {
         export: this.exportUrl(record.agentHandle),
       },
     };
-    const body = `${JSON.stringify(meta).slice(0, -1)},"record":${recordJson(record, { payloads: true, document: true })}}`;
+    const body = `${JSON.stringify(meta).slice(0, -1)},"record":${this.fullRecordJson(record)}}`;
     return ok({ body });
   }
 
@@ -224,8 +240,7 @@ export class PublicReads {
     const page = rows.slice(0, q.limit);
     const hasMore = rows.length > q.limit;
     const nextCursor = hasMore ? page[page.length - 1]!.id : null;
-    const shape = { payloads: true, document: true };
-    const data = page.map((r) => recordJson(r, shape, `,"proof_url":${JSON.stringify(this.proofUrl(r.id))}`));
+    const data = page.map((r) => `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.proofUrl(r.id))}}`);
     const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
       `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(q, nextCursor) : null)}}`;
     return ok({ body });

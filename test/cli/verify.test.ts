@@ -114,10 +114,10 @@ describe('ledger verify on worker threads', () => {
     const store = openStore('sqlite::memory:');
     await store.migrate();
     const t = await testApp(store);
+    const f = buildTempDir();
     try {
       const seeded = await seed(store, { whale: 4500, smallAgents: 0, perSmall: 0, signedEvery: 500 });
       const text = (await t.app.inject({ url: `/v1/export?agent=${seeded.whale.handle}` })).body;
-      const f = buildTempDir();
       const path = writeVariant(f, 'long.ndjson', text);
       const good = await verify(path, { workers: 2 });
       assert.equal(good.code, 0, good.out);
@@ -129,8 +129,8 @@ describe('ledger verify on worker threads', () => {
       const swapped = await verify(writeVariant(f, 'swapped.ndjson', lines.join('\n')), { workers: 2 });
       assert.equal(swapped.code, 1, swapped.out);
       assert.match(swapped.out, /FAIL seq[^\n]*\n\s+seq 2000 dec_\w+ line 2002: expected seq 2002, found 2000\n\s+seq 2001 dec_\w+ line 2001: expected seq 2000, found 2001/);
-      rmSync(f, { recursive: true, force: true });
     } finally {
+      rmSync(f, { recursive: true, force: true });
       await t.close();
       await store.close();
     }

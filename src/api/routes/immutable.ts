@@ -10,19 +10,22 @@ const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
 import type { App } from '../app.ts';
 
 export async function immutableRoutes(app: App, o: { store: LedgerStore }): Promise<void> {
-  for (const path of ['/v1/decisions/:id', '/v1/proof/:id', '/v1/records/:id']) {
+  // Each address of a record, with the name its GET route gives the id.
+  const addresses = [['/v1/decisions/:id', 'id'], ['/v1/proof/:record_id', 'record_id']] as const;
+  for (const [url, param] of addresses) {
     app.route({
       method: ['PATCH', 'PUT', 'DELETE'],
-      url: path,
+      url,
       schema: {
         summary: 'Refused: records are immutable',
         tags: ['records'],
-        params: Type.Object({ id: Type.String() }),
+        params: Type.Object({ [param]: Type.String() }),
         response: errorResponses(404, 409),
       },
       handler: async (request, reply) => {
-        const record = RECORD_ID.test(request.params.id) ? await o.store.findRecord(request.params.id) : null;
-        if (!record) return sendError(request, reply, errors.notFound(`no record ${request.params.id}`, 'id'));
+        const id = (request.params as Record<string, string>)[param]!;
+        const record = RECORD_ID.test(id) ? await o.store.findRecord(id) : null;
+        if (!record) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
         return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
       },
     });
