@@ -4,7 +4,18 @@ import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import type { RecordType } from '../core/chain.ts';
 
-const nextUlid = monotonicFactory();
+// ulid's default source makes one crypto call per character (~45 µs an id); this one draws the
+// same crypto-strength randomness from a pooled buffer.
+const pool = { bytes: randomBytes(4096), at: 0 };
+function pooledRandom(): number {
+  if (pool.at >= pool.bytes.length) {
+    pool.bytes = randomBytes(4096);
+    pool.at = 0;
+  }
+  return pool.bytes[pool.at++]! / 256;
+}
+
+const nextUlid = monotonicFactory(pooledRandom);
 
 export const RECORD_ID_PREFIX: Record<RecordType, string> = { decision: 'dec_', execution: 'exe_' };
 
