@@ -1,6 +1,7 @@
-// The embedded store: SQLite through better-sqlite3, in WAL mode with synchronous=FULL, so a
-// commit has returned only once the WAL is fsynced. The ledger batches writes (group commit);
-// one batch is one IMMEDIATE transaction, which also orders writers from several processes.
+// The embedded store: SQLite through better-sqlite3 in WAL mode. Every write is durable before
+// it returns: synchronous=FULL, except appends, whose WAL fsync runs off the event loop
+// (wal-sync.ts). The ledger batches appends (group commit); one batch is one IMMEDIATE
+// transaction, which also orders writers from several processes.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -17,6 +18,7 @@ import {
 } from '../rows.ts';
 import { agentHeadFromRow, ledgerSql, recordCountsFromRows } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
+import { WalSync } from './wal-sync.ts';
 
 function prepareStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
@@ -45,6 +47,8 @@ export class SqliteStore implements LedgerStore {
   readonly dialect = 'sqlite' as const;
   readonly db: Database.Database;
   private statements: Statements | null = null;
+  /** Null for an in-memory database, which has no WAL and nothing to make durable. */
+  private readonly walSync: WalSync | null;
 
   constructor(readonly path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -53,6 +57,7 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
+    this.walSync = path === ':memory:' ? null : new WalSync(`${path}-wal`);
   }
 
   async migrate(): Promise<void> {
@@ -76,6 +81,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
+    await this.walSync?.close();
     if (this.db.open) this.db.close();
   }
 
@@ -171,7 +177,16 @@ export class SqliteStore implements LedgerStore {
   }
 
   async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
-    return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+    if (!this.walSync) return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+    this.db.pragma('synchronous = NORMAL');
+    let outcomes: AppendOutcome[];
+    try {
+      outcomes = this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+    await this.walSync.sync(); // only now is the batch durable, and only now is it answered
+    return outcomes;
   }
 
   private appendInTransaction(batch: PendingRecord[], position: ChainPositioner): AppendOutcome[] {
