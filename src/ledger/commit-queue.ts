@@ -1,13 +1,18 @@
 // Group commit: requests that arrive in the same turn of the event loop are appended in one
-// store transaction (one fsync), and each waits for that commit before it is answered. One
-// batch is in flight at a time, so ids are assigned in commit order within a process.
+// store transaction (one fsync), and each waits for that commit to be durable before it is
+// answered. A store whose transactions run one after another on one connection (SQLite) may
+// have several batches in flight: the next batch commits while the previous one's fsync is
+// still running, and ids stay in commit order. Other stores (PostgreSQL) take one at a time,
+// so ids are assigned in commit order within a process there too.
 import type { AppendOutcome, ChainPositioner, LedgerStore, PendingRecord } from '../store/port.ts';
 
 type Waiting = { pending: PendingRecord; resolve: (o: AppendOutcome) => void; reject: (e: unknown) => void };
 
 export class CommitQueue {
   private waiting: Waiting[] = [];
-  private running: Promise<void> | null = null;
+  private inFlight = 0;
+  private scheduled = false;
+  private idle: (() => void)[] = [];
 
   constructor(
     private readonly store: LedgerStore,
@@ -18,21 +23,36 @@ export class CommitQueue {
   append(pending: PendingRecord): Promise<AppendOutcome> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ pending, resolve, reject });
-      if (!this.running) this.running = new Promise((done) => setImmediate(() => this.flush().finally(done)));
+      this.schedule();
     });
   }
 
   /** Resolves once everything queued so far is committed or failed. */
-  async drain(): Promise<void> {
-    while (this.running) await this.running;
+  drain(): Promise<void> {
+    if (this.waiting.length === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  private async flush(): Promise<void> {
-    while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxBatch);
-      await this.commit(batch);
-    }
-    this.running = null;
+  /** Starts a batch on the next turn of the event loop, so that it gathers what arrives meanwhile. */
+  private schedule(): void {
+    if (this.scheduled || this.waiting.length === 0 || this.inFlight >= this.store.maxBatchesInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    const batch = this.waiting.splice(0, this.maxBatch);
+    if (batch.length === 0) return;
+    this.inFlight++;
+    void this.commit(batch).finally(() => {
+      this.inFlight--;
+      this.schedule();
+      if (this.waiting.length === 0 && this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    });
+    this.schedule();
   }
 
   private async commit(batch: Waiting[]): Promise<void> {

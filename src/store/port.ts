@@ -105,6 +105,8 @@ export type Page = { limit: number; before?: string | undefined };
 
 export interface LedgerStore {
   readonly dialect: 'sqlite' | 'postgres';
+  /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
+  readonly maxBatchesInFlight: number;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

@@ -33,6 +33,8 @@ type Head = { seq: number; hash: string; recordedAt: string | null; active: bool
 
 export class PostgresStore implements LedgerStore {
   readonly dialect = 'postgres' as const;
+  /** One batch at a time: concurrent transactions could commit out of id order. */
+  readonly maxBatchesInFlight = 1;
   readonly pool: pg.Pool;
   readonly schema: string;
 

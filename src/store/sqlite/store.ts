@@ -45,6 +45,8 @@ type HeadState = { seq: number; hash: string; recordedAt: string | null; active:
 
 export class SqliteStore implements LedgerStore {
   readonly dialect = 'sqlite' as const;
+  /** Transactions run one after another on this connection; later batches may commit while earlier ones fsync. */
+  readonly maxBatchesInFlight = 4;
   readonly db: Database.Database;
   private statements: Statements | null = null;
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
