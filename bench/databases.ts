@@ -58,7 +58,7 @@ export function freshSqlite(): BenchDatabase {
       const store = new SqliteStore(path);
       const synchronous = Number(store.db.pragma('synchronous', { simple: true }));
       await store.close();
-      return `journal_mode=${journal}, synchronous=${synchronous}${synchronous === 2 ? ' (FULL)' : ''}`;
+      return `journal_mode=${journal}, synchronous=${synchronous}${synchronous === 2 ? ' (FULL)' : ''} on the adapter's connection`;
     },
     remove: async () => rmSync(dir, { recursive: true, force: true }),
   };

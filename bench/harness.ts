@@ -21,10 +21,13 @@ export type LoadOptions = {
 };
 
 export type Figures = {
-  /** 2xx responses per second over the measured window. */
+  /** 2xx answers per second, over the steady part of the run (see SETTLE_MS). */
   rps: number;
+  /** Latency percentiles in ms, request written to response read, steady part of the run. */
   p50: number;
   p99: number;
+  /** Every steady-part latency sample, ascending (ms). */
+  latencies: number[];
   ok: number;
   non2xx: number;
   /** Connection errors and timeouts (no HTTP status at all). */
@@ -33,6 +36,8 @@ export type Figures = {
   seconds: number;
   /** CPU time the server process used per 2xx answer (null where /proc is not available). */
   serverCpuMs: number | null;
+  /** CPU the load generator (this process) used, as a share of one core: near 1, it is the bottleneck. */
+  clientCpuShare: number;
 };
 
 /** A bad command-line flag: bench/run.ts prints it with the suite's usage, without a stack trace. */
@@ -99,22 +104,72 @@ async function signalAndWait(child: ChildProcess, signal: NodeJS.Signals, exited
   await exited;
 }
 
-/** Runs `requests` against the server for `seconds` and returns the figures. */
+/**
+ * Requests sent in a run's first SETTLE_MS are load but not samples: every autocannon run opens
+ * its connections afresh, and the first answers on new connections wait behind connection
+ * set-up (up to a second on this machine, seen as the first ~64 requests of each run). Counting
+ * them would measure connecting, not writing, and would dominate p99 in short rounds.
+ */
+export const SETTLE_MS = 250;
+
+type Timed = { sentAt?: number };
+
+/** Wraps requests so each response's latency (request written to response read) is recorded. */
+function timed(requests: Request[], record: (sentAt: number, status: number) => void): Request[] {
+  return requests.map((r) => ({
+    ...r,
+    setupRequest: (request, context) => {
+      const built = r.setupRequest ? r.setupRequest(request, context) : request;
+      (context as Timed).sentAt = performance.now();
+      return built;
+    },
+    onResponse: (status, body, context, headers) => {
+      const { sentAt } = context as Timed;
+      if (sentAt !== undefined) record(sentAt, status);
+      r.onResponse?.(status, body, context, headers);
+    },
+  }));
+}
+
+/** The q-quantile of ascending `sorted` (nearest rank), 0 when empty. */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/**
+ * Runs `requests` against the server for `seconds`. Rate and latencies cover the steady part
+ * of the run (requests sent after SETTLE_MS); counts and status codes cover the whole run.
+ */
 export async function load(server: ChildServer, connections: number, seconds: number, requests: Request[]): Promise<Figures> {
+  const latencies: number[] = [];
+  let steadyOk = 0;
+  const settleMs = Math.min(SETTLE_MS, (seconds * 1000) / 4);
+  const settled = performance.now() + settleMs;
+  const record = (sentAt: number, status: number) => {
+    if (sentAt < settled) return;
+    latencies.push(performance.now() - sentAt);
+    if (status >= 200 && status < 300) steadyOk++;
+  };
   const cpuBefore = server.cpuSeconds();
-  const result = await autocannon({ url: server.url, connections, duration: seconds, pipelining: 1, timeout: 10, requests });
+  const clientBefore = process.cpuUsage();
+  const result = await autocannon({ url: server.url, connections, duration: seconds, pipelining: 1, timeout: 10, requests: timed(requests, record) });
   const cpuAfter = server.cpuSeconds();
+  const client = process.cpuUsage(clientBefore);
+  const steadySeconds = result.duration - settleMs / 1000;
+  latencies.sort((a, b) => a - b);
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count]));
   return {
-    rps: result['2xx'] / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    rps: steadyOk / steadySeconds,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    latencies,
     ok: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,
     statusCodes,
     seconds: result.duration,
     serverCpuMs: cpuBefore !== null && cpuAfter !== null && result['2xx'] > 0 ? ((cpuAfter - cpuBefore) * 1000) / result['2xx'] : null,
+    clientCpuShare: (client.user + client.system) / 1e6 / result.duration,
   };
 }
 
@@ -148,22 +203,25 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** One target's rounds as one set of figures: medians of rate and latencies, sums of counts. */
+/** One target's rounds as one set of figures: the median rate, percentiles over every round's samples, sums of counts. */
 export function combineRounds(rounds: Figures[]): Figures {
   const sum = (f: (x: Figures) => number) => rounds.reduce((acc, x) => acc + f(x), 0);
   const statusCodes: Record<string, number> = {};
   for (const r of rounds) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
   const cpu = rounds.every((r) => r.serverCpuMs !== null) ? sum((r) => r.serverCpuMs! * r.ok) / Math.max(1, sum((r) => r.ok)) : null;
+  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
   return {
     rps: median(rounds.map((r) => r.rps)),
-    p50: median(rounds.map((r) => r.p50)),
-    p99: median(rounds.map((r) => r.p99)),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    latencies,
     ok: sum((r) => r.ok),
     non2xx: sum((r) => r.non2xx),
     errors: sum((r) => r.errors),
     statusCodes,
     seconds: sum((r) => r.seconds),
     serverCpuMs: cpu,
+    clientCpuShare: median(rounds.map((r) => r.clientCpuShare)),
   };
 }
 

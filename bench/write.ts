@@ -7,7 +7,7 @@
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
-  benchPath, combineRounds, fixed, markdownTable, measureInRounds, median, progress, startChild, warmUp,
+  benchPath, combineRounds, fixed, markdownTable, measureInRounds, median, progress, SETTLE_MS, startChild, warmUp,
   UsageError, type ChildServer, type Figures, type LoadOptions, type Target,
 } from './harness.ts';
 import { freshPostgres, freshSqlite, postgresProblem, type BenchDatabase, type DurableCheck } from './databases.ts';
@@ -166,6 +166,11 @@ function statusNote(row: Row): string | null {
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
+function cpuMultiple(row: Row, ceiling: Row): string {
+  const [a, b] = [row.figures.serverCpuMs, ceiling.figures.serverCpuMs];
+  return a === null || b === null ? 'n/a' : `${fixed(a / b, 1)}×`;
+}
+
 function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: Map<Kind, string>, skipped: string | null, load: string): string {
   const ceilingRounds = rounds[0]!.map((f) => fixed(f.rps, 0));
   const table = rows.map((r) => [
@@ -184,11 +189,13 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     `${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, load average ${load} at start. ` +
       `${o.connections} connections, ${o.warmup} s warm-up, then ${o.duration} s per target measured in ${o.rounds} interleaved rounds; ` +
       `${o.agents} agents; log level ${LOG_LEVEL}; per-key write limit lifted to ${WRITE_LIMIT} (the limiter still runs). ` +
-      'req/s, p50, p99 and ratios are medians over the rounds; a ratio compares a target with the ceiling measured in the same round.',
+      `req/s and ratios are medians over the rounds (a ratio compares a target with the ceiling of the same round); p50 and p99 pool every round's samples. ` +
+      `Requests sent in each run's first ${SETTLE_MS} ms, while autocannon opens its connections, are load but not samples.`,
     '',
     markdownTable(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to ceiling', 'server CPU ms/req', 'non-2xx', 'durable check'], table),
     '',
-    `- ceiling per round (req/s): ${ceilingRounds.join(', ')}`,
+    `- ceiling per round (req/s): ${ceilingRounds.join(', ')}; the load generator used ${fixed(rows[0]!.figures.clientCpuShare * 100, 0)}% of a core meanwhile (near 100%, the ceiling is the generator's, not the server's)`,
+    `- server CPU per request relative to the ceiling (a figure the neighbours' load moves less): ${rows.slice(1).map((r) => `${r.target.label.replace(' POST /v1/decisions', '')} ${cpuMultiple(r, rows[0]!)}`).join('; ')}`,
   ];
   const signedRatios = new Map<Kind, number>();
   for (const kind of ['sqlite', 'postgres'] as const) {

@@ -142,11 +142,11 @@ function symbolOf(document: CanonValue): string | null {
 
 /** Places a record in its agent's chain: id, service timestamp (never before the previous record's) and chain hash. */
 export function positionRecord(clock: Clock): ChainPositioner {
-  return ({ pending, seq, prevHash, prevRecordedAt }) => {
+  return ({ pending, seq, prevHash, prevRecordedAt, newestSortKey }) => {
     const nowMs = clock.now().getTime();
     const timeMs = prevRecordedAt ? Math.max(nowMs, Date.parse(prevRecordedAt)) : nowMs;
     const recordedAt = formatRecordedAt(new Date(timeMs));
-    const id = recordId(pending.type, timeMs);
+    const id = recordId(pending.type, timeMs, newestSortKey);
     const hash = chainHash({
       agent: pending.agentHandle, seq, id, type: pending.type, recordedAt,
       contentHash: pending.contentHash, prevHash, signature: pending.signature,

@@ -1,7 +1,7 @@
 // Identifiers and secrets: ULID-based record ids (sortable by time), agent and key ids, link
 // tokens for broker client_order_ids, and API key secrets (stored only as their SHA-256).
 import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { incrementBase32, monotonicFactory } from 'ulid';
 import type { RecordType } from '../core/chain.ts';
 
 // ulid's default source makes one crypto call per character (~45 µs an id); this one draws the
@@ -19,8 +19,13 @@ const nextUlid = monotonicFactory(pooledRandom);
 
 export const RECORD_ID_PREFIX: Record<RecordType, string> = { decision: 'dec_', execution: 'exe_' };
 
-export function recordId(type: RecordType, timeMs: number): string {
-  return RECORD_ID_PREFIX[type] + nextUlid(timeMs);
+/**
+ * A record id: the type's prefix and a ULID that sorts after `newest` (the newest id in the
+ * store), so ids follow commit order even when several processes share one database.
+ */
+export function recordId(type: RecordType, timeMs: number, newest: string | null = null): string {
+  const candidate = nextUlid(timeMs);
+  return RECORD_ID_PREFIX[type] + (newest !== null && candidate <= newest ? incrementBase32(newest) : candidate);
 }
 
 export const agentId = (): string => 'agt_' + nextUlid();

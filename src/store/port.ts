@@ -84,6 +84,8 @@ export type ChainPositioner = (p: {
   seq: number;
   prevHash: string;
   prevRecordedAt: string | null;
+  /** The newest record's sort key in the store (ULID): the new id must sort after it. */
+  newestSortKey: string | null;
 }) => { id: string; recordedAt: string; chainHash: string };
 
 export type AppendOutcome =

@@ -81,4 +81,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX records_agent_sort ON records(agent_id, sort_key);
   CREATE INDEX records_type_sort ON records(type, sort_key);
   `,
+  // Fewer indexes to update per append: an agent's records of one type are found through
+  // records_agent_sort (agent_id, sort_key), filtered by type.
+  `
+  DROP INDEX records_agent_type;
+  `,
 ];

@@ -315,12 +315,15 @@ async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], pos
       [releaseIdem.map((r) => r.agentId), releaseIdem.map((r) => r.key)]);
   }
 
+  const newest = (await c.query('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1')).rows as Row[];
+  let newestSortKey = newest[0] ? String(newest[0].sort_key) : null;
   const recorded: { i: number; record: StoredRecord; response: { status: number; body: string } }[] = [];
   batch.forEach((pending, i) => {
     if (outcomes[i] !== null) return;
     const head = heads.get(pending.agentId)!;
     const seq = head.seq + 1;
-    const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt });
+    const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt, newestSortKey });
+    newestSortKey = sortKeyOf(placed.id);
     const record: StoredRecord = {
       id: placed.id, agentId: pending.agentId, agentHandle: pending.agentHandle, type: pending.type,
       chainSeq: seq, recordedAt: placed.recordedAt, symbol: pending.symbol, content: pending.content,

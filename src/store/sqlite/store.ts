@@ -35,6 +35,7 @@ function prepareStatements(db: Database.Database) {
     updateHead: p('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ? WHERE agent_id = ?'),
     findIdempotent: p('SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
     findKeyHolder: p(`SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = ?`),
+    newestSortKey: p('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1'),
     findSigningKey: p('SELECT * FROM signing_keys WHERE agent_id = ? AND id = ?'),
     findRecord: p(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`),
   };
@@ -180,6 +181,7 @@ export class SqliteStore implements LedgerStore {
 
   async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
     if (!this.walSync) return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+    this.walSync.assertHealthy();
     this.db.pragma('synchronous = NORMAL');
     let outcomes: AppendOutcome[];
     try {
@@ -194,6 +196,7 @@ export class SqliteStore implements LedgerStore {
   private appendInTransaction(batch: PendingRecord[], position: ChainPositioner): AppendOutcome[] {
     const s = this.s;
     const heads = new Map<string, HeadState>();
+    let newestSortKey = ((s.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null;
     const outcomes = batch.map((pending): AppendOutcome => {
       let head = heads.get(pending.agentId);
       if (!head) {
@@ -207,7 +210,8 @@ export class SqliteStore implements LedgerStore {
       }
       if (pending.signature && !this.keyUsable(pending.agentId, pending.signature.key_id)) return { kind: 'key_revoked' };
       const seq = head.seq + 1;
-      const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt });
+      const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt, newestSortKey });
+      newestSortKey = sortKeyOf(placed.id);
       if (pending.signature && s.insertNonce.run(pending.agentId, pending.signature.nonce, placed.id).changes === 0) {
         return { kind: 'nonce_used' };
       }

@@ -4,29 +4,50 @@
 // acknowledged only after this fsync of the WAL file, which runs on libuv's thread pool: the same
 // guarantee for every acknowledged record as FULL, while the next requests are parsed meanwhile.
 // NORMAL still syncs the WAL before and the database after every checkpoint.
+//
+// A failed fsync is final: on Linux a later fsync can succeed without the lost pages ever having
+// reached the disk, so after one failure every append fails until the process restarts.
 import { open, type FileHandle } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 
 export class WalSync {
-  private handle: FileHandle | null = null;
-  private inode = -1;
+  private current: { inode: number; handle: Promise<FileHandle> } | null = null;
+  /** Handles of a replaced WAL file; closed with the store, never under a running sync. */
+  private readonly replaced: Promise<FileHandle>[] = [];
+  private failure: Error | null = null;
 
   constructor(private readonly walPath: string) {}
 
+  /** Throws once a sync has failed: nothing more may be committed on a disk that lost writes. */
+  assertHealthy(): void {
+    if (this.failure) throw this.failure;
+  }
+
   /** Flushes everything committed to the WAL so far to stable storage. */
   async sync(): Promise<void> {
-    const current = statSync(this.walPath, { throwIfNoEntry: false });
-    if (!current) throw new Error(`the write-ahead log ${this.walPath} is missing`);
-    if (!this.handle || current.ino !== this.inode) {
-      await this.handle?.close();
-      this.handle = await open(this.walPath, 'r+');
-      this.inode = current.ino;
+    this.assertHealthy();
+    try {
+      const handle = await this.handle();
+      await handle.sync();
+    } catch (err) {
+      this.failure ??= new Error(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`);
+      throw this.failure;
     }
-    await this.handle.sync();
+  }
+
+  private handle(): Promise<FileHandle> {
+    const stat = statSync(this.walPath, { throwIfNoEntry: false });
+    if (!stat) throw new Error(`the write-ahead log ${this.walPath} is missing`);
+    if (this.current?.inode !== stat.ino) {
+      if (this.current) this.replaced.push(this.current.handle);
+      this.current = { inode: stat.ino, handle: open(this.walPath, 'r+') };
+    }
+    return this.current.handle;
   }
 
   async close(): Promise<void> {
-    await this.handle?.close();
-    this.handle = null;
+    const handles = [...this.replaced.splice(0), ...(this.current ? [this.current.handle] : [])];
+    this.current = null;
+    await Promise.all(handles.map(async (h) => (await h.catch(() => null))?.close()));
   }
 }
