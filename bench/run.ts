@@ -16,6 +16,13 @@ const SUITES: Record<string, Suite> = {
       return m.writeBench(m.writeOptions(args));
     },
   },
+  read: {
+    usage: '[--records 10000,1000000] [--duration 10] [--warmup 2] [--connections 4] [--no-postgres] [--no-verify]',
+    run: async (args) => {
+      const m = await import('./read.ts');
+      return m.readBench(m.readOptions(args));
+    },
+  },
 };
 
 const argv = process.argv.slice(2);
