@@ -45,7 +45,8 @@ const THESES = [
 
 const BATCH = 10_000;
 
-type Chain = { agent: SeededAgent; seq: number; prevHash: string; prevRecordedAt: string | null };
+/** A seeded agent's chain so far; every seeded record is a decision, so seq is also its decision count. */
+type Chain = { agent: SeededAgent; seq: number; prevHash: string; prevRecordedAt: string | null; signed: number };
 
 /** The decision content a seeded record carries (valid under the decision rules). */
 function contentOf(handle: string, n: number, nonce: string | undefined): string {
@@ -89,7 +90,7 @@ export async function seed(store: LedgerStore, o: SeedOptions): Promise<SeedResu
   const startMs = o.startMs ?? Date.now() - 3_600_000 - total;
   // Small agents' records are spread evenly through the whale's.
   const stride = o.smallAgents * o.perSmall > 0 ? Math.max(1, Math.floor(total / (o.smallAgents * o.perSmall))) : Infinity;
-  const chains = new Map<string, Chain>([whale, ...small].map((a) => [a.agentId, { agent: a, seq: 0, prevHash: GENESIS_PREV_HASH, prevRecordedAt: null }]));
+  const chains = new Map<string, Chain>([whale, ...small].map((a) => [a.agentId, { agent: a, seq: 0, prevHash: GENESIS_PREV_HASH, prevRecordedAt: null, signed: 0 }]));
   const smallLeft = small.map((a) => a.records);
   // Math.random is enough for the random half of a seeded id (the time half orders it); ulid's
   // default source costs a crypto call per character.
@@ -137,6 +138,7 @@ export async function seed(store: LedgerStore, o: SeedOptions): Promise<SeedResu
     chain.seq = seq;
     chain.prevHash = hash;
     chain.prevRecordedAt = recordedAt;
+    if (signed) chain.signed += 1;
     if (batch.length === BATCH || i === total - 1) {
       await writer.insert(batch, [...chains.values()]);
       o.onProgress?.(i + 1, total);
@@ -157,14 +159,14 @@ function sqliteWriter(store: SqliteStore): Writer {
   const insertRecord = db.prepare(`INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content,
     content_hash, prev_hash, chain_hash, signature, link_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertNonce = db.prepare('INSERT INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)');
-  const updateHead = db.prepare('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ? WHERE agent_id = ?');
+  const updateHead = db.prepare('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = ?, signed_count = ? WHERE agent_id = ?');
   const write = db.transaction((rows: { record: StoredRecord; nonce: string | null }[], heads: Chain[]) => {
     for (const { record: r, nonce } of rows) {
       insertRecord.run(r.id, sortKeyOf(r.id), r.agentId, r.type, r.chainSeq, r.recordedAt, r.symbol, r.content,
         r.contentHash, r.prevHash, r.chainHash, r.signature ? JSON.stringify(r.signature) : null, r.linkToken);
       if (nonce) insertNonce.run(r.agentId, nonce, r.id);
     }
-    for (const h of heads) if (h.seq > 0) updateHead.run(h.seq, h.prevHash, h.prevRecordedAt, h.agent.agentId);
+    for (const h of heads) if (h.seq > 0) updateHead.run(h.seq, h.prevHash, h.prevRecordedAt, h.seq, h.signed, h.agent.agentId);
   });
   return { insert: async (rows, heads) => write.immediate(rows, heads) };
 }
@@ -192,9 +194,11 @@ function postgresWriter(store: PostgresStore): Writer {
         }
         const moved = heads.filter((h) => h.seq > 0);
         await client.query(
-          `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS v(agent_id, seq, hash, recorded_at) WHERE h.agent_id = v.agent_id`,
-          [moved.map((h) => h.agent.agentId), moved.map((h) => h.seq), moved.map((h) => h.prevHash), moved.map((h) => h.prevRecordedAt)]);
+          `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at, decision_count = v.seq, signed_count = v.signed
+           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS v(agent_id, seq, hash, recorded_at, signed)
+           WHERE h.agent_id = v.agent_id`,
+          [moved.map((h) => h.agent.agentId), moved.map((h) => h.seq), moved.map((h) => h.prevHash), moved.map((h) => h.prevRecordedAt),
+            moved.map((h) => h.signed)]);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);

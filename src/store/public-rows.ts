@@ -1,7 +1,6 @@
-// Row mapping and SQL shared by both adapters for the public reads (ledger page, counts, heads).
+// Row mapping and SQL shared by both adapters for the public reads (ledger page, heads).
 // The two dialects differ only in placeholders and in how the demo flag is tested.
-import type { RecordType } from '../core/chain.ts';
-import type { AgentHead, LedgerQuery, RecordCounts } from './port.ts';
+import type { AgentHead, LedgerQuery } from './port.ts';
 import { agentFromRow, RECORD_COLUMNS, type Row } from './rows.ts';
 
 /**
@@ -31,20 +30,6 @@ export function ledgerSql(
     (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
     ` ORDER BY r.sort_key DESC LIMIT ${limit}`;
   return { sql, params };
-}
-
-/** Rows of `SELECT type, COUNT(*) AS n, COUNT(signature) AS signed ... GROUP BY type`. */
-export function recordCountsFromRows(rows: Row[]): RecordCounts {
-  const byType: Record<RecordType, number> = { decision: 0, execution: 0 };
-  let total = 0;
-  let signed = 0;
-  for (const r of rows) {
-    const n = Number(r.n);
-    byType[String(r.type) as RecordType] = n;
-    total += n;
-    signed += Number(r.signed);
-  }
-  return { total, signed, byType };
 }
 
 /** An agents row with `head_seq`, `head_hash`, `head_recorded_at` from chain_heads. */

@@ -14,7 +14,8 @@ import {
   agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
-import { agentHeadFromRow, ledgerSql, recordCountsFromRows } from '../public-rows.ts';
+import { COUNT_SUMS, countAdded, noneAdded, recordCountsFromSums, type AddedCounts } from '../counts.ts';
+import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 
 export type PostgresOptions = { connectionString: string; schema?: string | undefined; poolSize?: number };
@@ -231,10 +232,8 @@ export class PostgresStore implements LedgerStore {
   }
 
   async countRecords(agentId?: string): Promise<RecordCounts> {
-    const rows = agentId
-      ? await this.q('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records WHERE agent_id = $1 GROUP BY type', [agentId])
-      : await this.q('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records GROUP BY type');
-    return recordCountsFromRows(rows);
+    const [row] = agentId ? await this.q(`${COUNT_SUMS} WHERE agent_id = $1`, [agentId]) : await this.q(COUNT_SUMS);
+    return recordCountsFromSums(row);
   }
 
   async listHeads(): Promise<AgentHead[]> {
@@ -364,10 +363,20 @@ async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], pos
        WHERE n.agent_id = v.agent_id AND n.nonce = v.nonce`,
       [signed.map((x) => x.record.agentId), signed.map((x) => x.record.signature!.nonce), signed.map((x) => x.record.id)]);
   }
-  const moved = [...heads].filter(([agentId]) => recorded.some((x) => x.record.agentId === agentId));
+  const added = new Map<string, AddedCounts>();
+  for (const { record } of recorded) {
+    if (!added.has(record.agentId)) added.set(record.agentId, noneAdded());
+    countAdded(added.get(record.agentId)!, record);
+  }
+  const moved = [...added].map(([agentId, counts]) => ({ agentId, head: heads.get(agentId)!, counts }));
   await c.query(
-    `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS v(agent_id, seq, hash, recorded_at) WHERE h.agent_id = v.agent_id`,
-    [moved.map(([id]) => id), moved.map(([, h]) => h.seq), moved.map(([, h]) => h.hash), moved.map(([, h]) => h.recordedAt)]);
+    `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at,
+       decision_count = h.decision_count + v.decisions, execution_count = h.execution_count + v.executions,
+       signed_count = h.signed_count + v.signed
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
+       AS v(agent_id, seq, hash, recorded_at, decisions, executions, signed)
+     WHERE h.agent_id = v.agent_id`,
+    [moved.map((m) => m.agentId), moved.map((m) => m.head.seq), moved.map((m) => m.head.hash), moved.map((m) => m.head.recordedAt),
+      moved.map((m) => m.counts.decision), moved.map((m) => m.counts.execution), moved.map((m) => m.counts.signed)]);
   return outcomes as AppendOutcome[];
 }

@@ -83,4 +83,14 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   DROP INDEX records_agent_type;
   `,
+  // Counts by record type kept on the chain head, so profiles and transparency never count rows.
+  `
+  ALTER TABLE chain_heads ADD COLUMN decision_count INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chain_heads ADD COLUMN execution_count INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chain_heads ADD COLUMN signed_count INTEGER NOT NULL DEFAULT 0;
+  UPDATE chain_heads SET
+    decision_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.type = 'decision'),
+    execution_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.type = 'execution'),
+    signed_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.signature IS NOT NULL);
+  `,
 ];

@@ -16,7 +16,8 @@ import {
   agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
-import { agentHeadFromRow, ledgerSql, recordCountsFromRows } from '../public-rows.ts';
+import { COUNT_SUMS, countAdded, noneAdded, recordCountsFromSums, type AddedCounts } from '../counts.ts';
+import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
 
@@ -32,7 +33,8 @@ function prepareStatements(db: Database.Database) {
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertIdempotency: p(`INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
                           VALUES (?, ?, ?, ?, ?, ?, ?)`),
-    updateHead: p('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ? WHERE agent_id = ?'),
+    updateHead: p(`UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = decision_count + ?,
+                     execution_count = execution_count + ?, signed_count = signed_count + ? WHERE agent_id = ?`),
     findIdempotent: p('SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
     findKeyHolder: p(`SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = ?`),
     newestSortKey: p('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1'),
@@ -42,7 +44,7 @@ function prepareStatements(db: Database.Database) {
 }
 type Statements = ReturnType<typeof prepareStatements>;
 
-type HeadState = { seq: number; hash: string; recordedAt: string | null; active: boolean };
+type HeadState = { seq: number; hash: string; recordedAt: string | null; active: boolean; added: AddedCounts };
 
 export class SqliteStore implements LedgerStore {
   readonly dialect = 'sqlite' as const;
@@ -201,7 +203,7 @@ export class SqliteStore implements LedgerStore {
       let head = heads.get(pending.agentId);
       if (!head) {
         const row = s.headForUpdate.get(pending.agentId) as Row;
-        head = { seq: Number(row.seq), hash: String(row.hash), recordedAt: row.recorded_at as string | null, active: row.status === 'active' };
+        head = { seq: Number(row.seq), hash: String(row.hash), recordedAt: row.recorded_at as string | null, active: row.status === 'active', added: noneAdded() };
         heads.set(pending.agentId, head);
       }
       if (!head.active) return { kind: 'agent_not_active' };
@@ -234,9 +236,12 @@ export class SqliteStore implements LedgerStore {
       head.seq = seq;
       head.hash = record.chainHash;
       head.recordedAt = record.recordedAt;
+      countAdded(head.added, record);
       return { kind: 'recorded', record, response };
     });
-    for (const [agentId, head] of heads) s.updateHead.run(head.seq, head.hash, head.recordedAt, agentId);
+    for (const [agentId, { seq, hash, recordedAt, added }] of heads) {
+      s.updateHead.run(seq, hash, recordedAt, added.decision, added.execution, added.signed, agentId);
+    }
     return outcomes;
   }
 
@@ -302,10 +307,8 @@ export class SqliteStore implements LedgerStore {
   }
 
   async countRecords(agentId?: string): Promise<RecordCounts> {
-    const rows = (agentId
-      ? this.read('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records WHERE agent_id = ? GROUP BY type').all(agentId)
-      : this.read('SELECT type, COUNT(*) AS n, COUNT(signature) AS signed FROM records GROUP BY type').all()) as Row[];
-    return recordCountsFromRows(rows);
+    const row = (agentId ? this.read(`${COUNT_SUMS} WHERE agent_id = ?`).get(agentId) : this.read(COUNT_SUMS).get()) as Row | undefined;
+    return recordCountsFromSums(row);
   }
 
   async listHeads(): Promise<AgentHead[]> {
