@@ -6,7 +6,7 @@
 import { canonicalJson, normaliseNumbers, type CanonValue } from './canon.ts';
 import { CANON } from './chain.ts';
 import { compareDecimal, normaliseDecimal, MAX_DECIMAL_LENGTH } from './decimal.ts';
-import { JsonNumber, hasLoneSurrogate, joinPath, setOwn, type JsonValue } from './json.ts';
+import { JsonNumber, hasLoneSurrogate, isJsonObject, joinPath, setOwn, type JsonValue } from './json.ts';
 import { parseRfc3339 } from './time.ts';
 
 export const DECISION_DECIMAL_FIELDS = ['target_allocation_pct', 'quantity', 'notional', 'confidence'] as const;
@@ -58,9 +58,7 @@ function codePointLength(s: string): number {
   return n;
 }
 
-function isObject(v: JsonValue | undefined): v is Fields {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
-}
+const isObject = (v: JsonValue | undefined): v is Fields => isJsonObject(v);
 
 /** First path in `v` holding a string or key with a lone surrogate, or null. */
 function loneSurrogatePath(v: JsonValue, path: string): string | null {

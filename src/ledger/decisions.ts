@@ -3,7 +3,7 @@
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { chainHash, formatRecordedAt, type SignatureEnvelope } from '../core/chain.ts';
 import { decisionContent } from '../core/decision.ts';
-import { JsonNumber, type JsonValue } from '../core/json.ts';
+import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent, ChainPositioner, LedgerStore, StoredRecord } from '../store/port.ts';
 import type { Clock } from './clock.ts';
@@ -131,9 +131,6 @@ function nonceOf(signature: JsonValue): string | undefined {
   return typeof nonce === 'string' ? nonce : undefined;
 }
 
-export function isJsonObject(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
-}
 
 function symbolOf(document: CanonValue): string | null {
   const symbol = (document as { [k: string]: CanonValue }).symbol;

@@ -6,7 +6,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { b64urlDecode } from '../core/base64url.ts';
 import { canonicalJson } from '../core/canon.ts';
 import { decisionContent } from '../core/decision.ts';
-import { JsonNumber, type JsonValue } from '../core/json.ts';
+import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent, LedgerStore } from '../store/port.ts';
 import type { Clock } from './clock.ts';
@@ -72,7 +72,7 @@ export async function assertDecision(
 }
 
 const field = (v: JsonValue, name: string): string | undefined => {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof JsonNumber) return undefined;
+  if (!isJsonObject(v)) return undefined;
   const x = v[name];
   return typeof x === 'string' ? x : undefined;
 };

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { JsonValue } from '../../core/json.ts';
 import type { Clock } from '../../ledger/clock.ts';
-import { isJsonObject } from '../../ledger/decisions.ts';
+import { isJsonObject } from '../../core/json.ts';
 import { errors } from '../../ledger/errors.ts';
 import { assertDecision } from '../../ledger/signing.ts';
 import type { LedgerStore } from '../../store/port.ts';

@@ -3,7 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonValue } from '../../core/json.ts';
-import { decisionResponse, isJsonObject, type DecisionService } from '../../ledger/decisions.ts';
+import { isJsonObject } from '../../core/json.ts';
+import { decisionResponse, type DecisionService } from '../../ledger/decisions.ts';
 import { errors } from '../../ledger/errors.ts';
 import type { LedgerStore, StoredRecord } from '../../store/port.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';

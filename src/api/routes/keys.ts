@@ -4,7 +4,7 @@
 // capability, kept apart from recording (`decisions:write`) and reading decisions.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isJsonObject } from '../../ledger/decisions.ts';
+import { isJsonObject } from '../../core/json.ts';
 import { errors } from '../../ledger/errors.ts';
 import { LABEL_MAX_LENGTH, type SigningKeys } from '../../ledger/keys.ts';
 import type { LedgerStore, SigningKey } from '../../store/port.ts';

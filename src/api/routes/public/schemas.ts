@@ -7,9 +7,8 @@ import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
 import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
 import { GUARANTEES } from '../../../ledger/public-reads.ts';
 import { AGENT_STATUSES } from '../../../store/port.ts';
-import { stringEnum } from '../../schemas.ts';
+import { RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
 
-export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
 const HEX64 = '^[0-9a-f]{64}$';
 
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
