@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { forEachStore } from '../support/stores.ts';
-import { testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, postMany, postSigned, registerSigner } from './helpers.ts';
 
 await forEachStore('GET /v1/agents/{handle}', (kind) => {
@@ -9,11 +9,7 @@ await forEachStore('GET /v1/agents/{handle}', (kind) => {
   before(async () => {
     t = await testApp(await kind.open());
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('an agent with no records: an empty chain, zero counts, empty sections that say why', async () => {
     const a = await t.agent();

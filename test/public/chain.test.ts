@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { canonicalJson } from '../../src/core/canon.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, postMany } from './helpers.ts';
 
 await forEachStore('GET /v1/agents/{handle}/chain', (kind) => {
@@ -15,11 +15,7 @@ await forEachStore('GET /v1/agents/{handle}/chain', (kind) => {
     agent = await t.agent();
     ids = await postMany(t, agent.secret, 7);
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('each record carries exactly what recomputing its hashes needs', async () => {
     const res = await get(t, `/v1/agents/${agent.handle}/chain`);

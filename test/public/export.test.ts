@@ -4,7 +4,7 @@ import { canonicalJson } from '../../src/core/canon.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { EXPORT_PAGE } from '../../src/ledger/public-reads.ts';
 import { forEachStore } from '../support/stores.ts';
-import { testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, ndjson, postMany, postSigned, registerSigner } from './helpers.ts';
 
 await forEachStore('GET /v1/export', (kind) => {
@@ -12,11 +12,7 @@ await forEachStore('GET /v1/export', (kind) => {
   before(async () => {
     t = await testApp(await kind.open(), { env: { LEDGER_WRITE_LIMIT_PER_MIN: '100000' } });
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('NDJSON: a header describing the agent, keys and head, then every record in chain order', async () => {
     const a = await t.agent();

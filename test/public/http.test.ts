@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
 import { forEachStore } from '../support/stores.ts';
 import { REDIS_URL, skipUnless } from '../support/services.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, postMany } from './helpers.ts';
 
 const redisSkip = await skipUnless('redis');
@@ -21,11 +21,7 @@ await forEachStore('public reads over HTTP', (kind) => {
     handle = a.handle;
     [recordId = ""] = await postMany(t, a.secret, 40, (i) => ({ symbol: 'AAPL', action: 'BUY', quantity: i + 1, thesis: 'A thesis long enough to be worth compressing. '.repeat(3) }));
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   const urls = () => [`/v1/agents/${handle}`, `/v1/agents/${handle}/chain`, `/v1/proof/${recordId}`, '/v1/ledger', `/v1/export?agent=${handle}`, '/v1/transparency'];
 

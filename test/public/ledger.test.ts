@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { seed } from '../../bench/seed.ts';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { appendExecution, assertError, get, postMany } from './helpers.ts';
 
 type Item = { entry: { id: string; agent: string; type: string; seq: string }; document: { symbol?: string }; proof_url: string };
@@ -42,11 +42,7 @@ await forEachStore('GET /v1/ledger', (kind) => {
     execution = await appendExecution(t, alice, 'MSFT');
     order.push(execution);
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('newest first by id, demo agents hidden by default, each item verifiable and linked to its proof', async () => {
     const res = await get(t, '/v1/ledger');
@@ -110,11 +106,7 @@ await forEachStore('GET /v1/ledger at 10,000 records while writes continue', (ki
   before(async () => {
     t = await testApp(await kind.open(), { env: { LEDGER_READ_LIMIT_PER_MIN: '100000', LEDGER_WRITE_LIMIT_PER_MIN: '100000' } });
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   describe('paging', () => {
     test('loses and duplicates nothing', async () => {

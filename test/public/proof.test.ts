@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { canonicalJson } from '../../src/core/canon.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { forEachStore } from '../support/stores.ts';
-import { testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, postMany, postSigned, registerSigner } from './helpers.ts';
 
 await forEachStore('GET /v1/proof/{record_id}', (kind) => {
@@ -11,11 +11,7 @@ await forEachStore('GET /v1/proof/{record_id}', (kind) => {
   before(async () => {
     t = await testApp(await kind.open());
   });
-  after(async () => {
-    await t.close();
-    await t.store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('an unsigned record: content, chain entry, hashes, previous hash, head, and places for the log proofs', async () => {
     const a = await t.agent();

@@ -8,6 +8,7 @@ import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
 import type { LedgerStore, Scope } from '../../src/store/port.ts';
+import type { StoreKind } from './stores.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -43,6 +44,13 @@ export async function testAppClosedAfter(store: LedgerStore, opts: Parameters<ty
     await store.close();
   });
   return t;
+}
+
+/** Closes a suite's app, its store, and drops the store's fresh database. */
+export async function closeTestApp(t: TestApp | undefined, kind: StoreKind): Promise<void> {
+  await t?.close();
+  await t?.store.close();
+  await kind.cleanup();
 }
 
 let idem = 0;
