@@ -3,7 +3,10 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { DECIMAL_PATTERN } from '../core/decimal.ts';
 import { ASSET_CLASSES, DECISION_ACTIONS } from '../core/decision.ts';
+import { RECORD_ID_PATTERN } from '../ledger/ids.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
+
+export { RECORD_ID_PATTERN };
 import { ALL_SCOPES, AGENT_STATUSES } from '../store/port.ts';
 
 export const stringEnum = <T extends string>(values: readonly T[], options: object = {}) =>
@@ -12,8 +15,6 @@ export const stringEnum = <T extends string>(values: readonly T[], options: obje
 /** Refuses U+0000..U+001F and U+007F: never part of an instrument or an identifier. */
 export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
 
-/** A record id: a type prefix and a ULID (Crockford base32). */
-export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
 export const RecordId = (description = 'A record id.') => Type.String({ pattern: RECORD_ID_PATTERN, description });
 
 export const Decimal = (description: string) =>

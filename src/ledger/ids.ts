@@ -28,6 +28,11 @@ export function recordId(type: RecordType, timeMs: number, newest: string | null
   return RECORD_ID_PREFIX[type] + (newest !== null && candidate <= newest ? incrementBase32(newest) : candidate);
 }
 
+/** A record id: a type prefix and a ULID (Crockford base32). */
+export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
+const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
+export const isRecordId = (id: string): boolean => RECORD_ID.test(id);
+
 export const agentId = (): string => 'agt_' + nextUlid();
 export const apiKeyId = (): string => 'key_' + nextUlid();
 

@@ -11,6 +11,7 @@ import { sha256Hex } from '../core/sha256.ts';
 import type { Agent, ChainHead, LedgerStore, SigningKey, StoredRecord } from '../store/port.ts';
 import { sortKeyOf } from '../store/rows.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
+import { isRecordId } from './ids.ts';
 import { HANDLE_PATTERN } from './operators.ts';
 
 const HANDLE = new RegExp(HANDLE_PATTERN);
@@ -185,7 +186,7 @@ export class PublicReads {
   // GET /v1/proof/{record_id}
 
   async proof(recordId: string): Promise<Result<JsonText>> {
-    const record = await this.store.findRecord(recordId);
+    const record = isRecordId(recordId) ? await this.store.findRecord(recordId) : null;
     if (!record) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
     const [agent, head, key] = await Promise.all([
       this.store.findAgentById(record.agentId),

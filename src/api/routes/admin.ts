@@ -4,7 +4,7 @@ import type { Operators } from '../../ledger/operators.ts';
 import { AGENT_STATUSES, type AgentStatus, type LedgerStore, type Scope } from '../../store/port.ts';
 import { adminSecurity, requireAdmin } from '../auth.ts';
 import { sendError } from '../errors.ts';
-import { AgentView, ApiKeyView, Handle, Scopes, errorResponses, stringEnum } from '../schemas.ts';
+import { AgentView, ApiKeyView, Handle, NO_CONTROL_CHARACTERS, Scopes, errorResponses, stringEnum } from '../schemas.ts';
 import { agentView, apiKeyView } from '../views.ts';
 import type { App } from '../app.ts';
 
@@ -21,7 +21,7 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
       summary: 'Create an agent and its first API key (the secret is shown once)',
       body: Type.Object({
         handle: Handle,
-        display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120 })),
+        display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 120, pattern: NO_CONTROL_CHARACTERS })),
         demo: Type.Optional(Type.Boolean()),
         scopes: Type.Optional(Scopes),
       }, { additionalProperties: false }),

@@ -20,6 +20,7 @@ export type DecisionRoutesOptions = {
 };
 
 const IDEMPOTENCY_KEY = 'idempotency-key';
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
   const key = request.headers[IDEMPOTENCY_KEY];
@@ -27,8 +28,8 @@ function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done:
     sendError(request, reply, errors.missingIdempotencyKey('POST /v1/decisions needs an Idempotency-Key header (8 to 255 characters, unique per decision)', 'Idempotency-Key'));
     return;
   }
-  if (typeof key !== 'string' || key.length < 8 || key.length > 255) {
-    sendError(request, reply, errors.invalidRequest('Idempotency-Key must be one value of 8 to 255 characters', 'Idempotency-Key'));
+  if (typeof key !== 'string' || key.length < 8 || key.length > 255 || CONTROL_CHARACTER.test(key)) {
+    sendError(request, reply, errors.invalidRequest('Idempotency-Key must be one value of 8 to 255 characters, without control characters', 'Idempotency-Key'));
     return;
   }
   done();

@@ -4,9 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../../ledger/errors.ts';
 import type { LedgerStore } from '../../store/port.ts';
 import { sendError } from '../errors.ts';
-import { RECORD_ID_PATTERN, errorResponses } from '../schemas.ts';
-
-const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
+import { isRecordId } from '../../ledger/ids.ts';
+import { errorResponses } from '../schemas.ts';
 import type { App } from '../app.ts';
 
 export async function immutableRoutes(app: App, o: { store: LedgerStore }): Promise<void> {
@@ -24,7 +23,7 @@ export async function immutableRoutes(app: App, o: { store: LedgerStore }): Prom
       },
       handler: async (request, reply) => {
         const id = (request.params as Record<string, string>)[param]!;
-        const record = RECORD_ID.test(id) ? await o.store.findRecord(id) : null;
+        const record = isRecordId(id) ? await o.store.findRecord(id) : null;
         if (!record) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
         return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
       },

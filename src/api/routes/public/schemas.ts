@@ -7,7 +7,7 @@ import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
 import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
 import { GUARANTEES } from '../../../ledger/public-reads.ts';
 import { AGENT_STATUSES } from '../../../store/port.ts';
-import { RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
+import { NO_CONTROL_CHARACTERS, RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
 
 const HEX64 = '^[0-9a-f]{64}$';
 
@@ -98,7 +98,7 @@ export const ProofParams = Type.Object({ record_id: Type.String({ description: '
 export const LedgerQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most 200, default 50.' }),
   cursor: Type.Optional(Type.String({ pattern: RECORD_ID_PATTERN, description: 'A record id: the page holds records before it (older). Take it from next_cursor.' })),
-  symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'Only records about this symbol.' })),
+  symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 20, pattern: NO_CONTROL_CHARACTERS, description: 'Only records about this symbol.' })),
   agent: Type.Optional(Type.String({ pattern: HANDLE_PATTERN, description: 'Only this agent\'s records (its handle).' })),
   type: Type.Optional(stringEnum(['decision', 'execution'] as const, { description: 'Only this record type.' })),
   include_demo: Type.Boolean({ default: false, description: 'Include demo agents\' records (default false: hidden).' }),
