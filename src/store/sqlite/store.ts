@@ -36,6 +36,7 @@ function prepareStatements(db: Database.Database) {
     updateHead: p(`UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = decision_count + ?,
                      execution_count = execution_count + ?, signed_count = signed_count + ? WHERE agent_id = ?`),
     findIdempotent: p('SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
+    dataVersion: p('PRAGMA data_version').pluck(),
     findKeyHolder: p(`SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = ?`),
     newestSortKey: p('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1'),
     findSigningKey: p('SELECT * FROM signing_keys WHERE agent_id = ? AND id = ?'),
@@ -43,6 +44,8 @@ function prepareStatements(db: Database.Database) {
   };
 }
 type Statements = ReturnType<typeof prepareStatements>;
+
+const KEY_HOLDER_CACHE_LIMIT = 10_000;
 
 type HeadState = { seq: number; hash: string; recordedAt: string | null; active: boolean; added: AddedCounts };
 
@@ -52,6 +55,7 @@ export class SqliteStore implements LedgerStore {
   readonly maxBatchesInFlight = 4;
   readonly db: Database.Database;
   private statements: Statements | null = null;
+  private keyHolders: { version: number; byHash: Map<string, KeyHolder> } = { version: -1, byHash: new Map() };
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
   private readonly walSync: WalSync | null;
 
@@ -115,6 +119,7 @@ export class SqliteStore implements LedgerStore {
 
   async setAgentStatus(agentId: string, status: AgentStatus): Promise<void> {
     this.db.prepare('UPDATE agents SET status = ? WHERE id = ?').run(status, agentId);
+    this.forgetKeyHolders();
   }
 
   async createApiKey(key: ApiKey & { secretHash: string }): Promise<void> {
@@ -126,10 +131,27 @@ export class SqliteStore implements LedgerStore {
       .run(key.id, key.agentId, key.prefix, key.secretHash, key.scopes.join(' '), key.createdAt);
   }
 
+  /**
+   * Every authenticated request asks this, so known keys are remembered, but only while nothing
+   * could have changed them: another connection's commit (any process) moves PRAGMA data_version,
+   * and this connection's own key and agent changes clear the cache where they are made. Unknown
+   * keys are never remembered.
+   */
   async findKeyHolder(secretHash: string): Promise<KeyHolder | null> {
+    const version = this.s.dataVersion.get() as number;
+    if (version !== this.keyHolders.version) this.forgetKeyHolders(version);
+    const known = this.keyHolders.byHash.get(secretHash);
+    if (known) return known;
     const row = this.s.findKeyHolder.get(secretHash) as Row | undefined;
     if (!row) return null;
-    return { key: apiKeyFromRow(row), secretHash: String(row.secret_hash), agent: prefixedAgentFromRow(row) };
+    const holder: KeyHolder = { key: apiKeyFromRow(row), secretHash: String(row.secret_hash), agent: prefixedAgentFromRow(row) };
+    if (this.keyHolders.byHash.size >= KEY_HOLDER_CACHE_LIMIT) this.keyHolders.byHash.clear();
+    this.keyHolders.byHash.set(secretHash, holder);
+    return holder;
+  }
+
+  private forgetKeyHolders(version = this.keyHolders.version): void {
+    this.keyHolders = { version, byHash: new Map() };
   }
 
   async findApiKey(id: string): Promise<ApiKey | null> {
@@ -146,6 +168,7 @@ export class SqliteStore implements LedgerStore {
 
   async revokeApiKey(id: string, at: string): Promise<void> {
     this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id);
+    this.forgetKeyHolders();
   }
 
   async createSigningKey(key: SigningKey): Promise<SigningKey> {
