@@ -31,6 +31,24 @@ export type BenchDatabase = {
 
 export { postgresProblem };
 
+export const storeName = (kind: BenchDatabase['kind']) => (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL');
+
+/** The environment of a service under test on `databaseUrl`: loopback, any port, no Redis or admin API, quiet logs. */
+export function serviceEnv(databaseUrl: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    LEDGER_DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LEDGER_LOG_LEVEL: 'warn',
+    LEDGER_BASE_URL: 'http://127.0.0.1/v1',
+    LEDGER_SITE_URL: 'http://127.0.0.1',
+    LEDGER_REDIS_URL: '',
+    LEDGER_ADMIN_TOKEN: '',
+    ...extra,
+  };
+}
+
 export function freshSqlite(): BenchDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
   const path = join(dir, 'ledger.db');

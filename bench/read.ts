@@ -23,7 +23,7 @@ import { sha256Hex } from '../src/core/sha256.ts';
 import { readLines } from '../src/cli/verify-sources.ts';
 import { openStore } from '../src/store/open.ts';
 import { benchPath, fixed, load, markdownTable, progress, startChild, UsageError, type ChildServer, type Figures } from './harness.ts';
-import { freshPostgres, freshSqlite, postgresProblem, type BenchDatabase } from './databases.ts';
+import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { seed } from './seed.ts';
 
 export type ReadBenchOptions = {
@@ -47,23 +47,9 @@ type VerifyRow = {
   verifySeconds: number; verifyRate: number; verifyWorkers: string; baselineRate: number; exitCode: number;
 };
 
-const storeName = (kind: Kind) => (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL');
 
-function serverEnv(databaseUrl: string): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    LEDGER_DATABASE_URL: databaseUrl,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LEDGER_LOG_LEVEL: 'warn',
-    // Lifted so it never binds; the limiter still runs on every request.
-    LEDGER_READ_LIMIT_PER_MIN: '1000000000',
-    LEDGER_BASE_URL: 'http://127.0.0.1/v1',
-    LEDGER_SITE_URL: 'http://127.0.0.1',
-    LEDGER_REDIS_URL: '',
-    LEDGER_ADMIN_TOKEN: '',
-  };
-}
+// Read limit lifted so it never binds; the limiter still runs on every request.
+const serverEnv = (databaseUrl: string) => serviceEnv(databaseUrl, { LEDGER_READ_LIMIT_PER_MIN: '1000000000' });
 
 /** What the targets need from the seeded ledger: the whale's handle, sample ids, a deep cursor. */
 type Sample = { whale: string; proofIds: string[]; deepCursor: string; chainStarts: number[]; seedSeconds: number };

@@ -12,8 +12,8 @@ import { sha256Hex } from '../src/core/sha256.ts';
 import { systemClock } from '../src/ledger/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
 import type { LedgerStore, StoredRecord } from '../src/store/port.ts';
-import { sortKeyOf } from '../src/store/rows.ts';
-import type { PostgresStore } from '../src/store/postgres/store.ts';
+import { INSERT_RECORD_SQLITE, recordParams, sortKeyOf } from '../src/store/rows.ts';
+import { insertRecords, type PostgresStore } from '../src/store/postgres/store.ts';
 import type { SqliteStore } from '../src/store/sqlite/store.ts';
 
 export type SeedOptions = {
@@ -156,14 +156,12 @@ function writerFor(store: LedgerStore): Writer {
 
 function sqliteWriter(store: SqliteStore): Writer {
   const db = store.db;
-  const insertRecord = db.prepare(`INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content,
-    content_hash, prev_hash, chain_hash, signature, link_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insertRecord = db.prepare(INSERT_RECORD_SQLITE);
   const insertNonce = db.prepare('INSERT INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)');
   const updateHead = db.prepare('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = ?, signed_count = ? WHERE agent_id = ?');
   const write = db.transaction((rows: { record: StoredRecord; nonce: string | null }[], heads: Chain[]) => {
     for (const { record: r, nonce } of rows) {
-      insertRecord.run(r.id, sortKeyOf(r.id), r.agentId, r.type, r.chainSeq, r.recordedAt, r.symbol, r.content,
-        r.contentHash, r.prevHash, r.chainHash, r.signature ? JSON.stringify(r.signature) : null, r.linkToken);
+      insertRecord.run(...recordParams(r));
       if (nonce) insertNonce.run(r.agentId, nonce, r.id);
     }
     for (const h of heads) if (h.seq > 0) updateHead.run(h.seq, h.prevHash, h.prevRecordedAt, h.seq, h.signed, h.agent.agentId);
@@ -177,16 +175,7 @@ function postgresWriter(store: PostgresStore): Writer {
       const client = await store.pool.connect();
       try {
         await client.query('BEGIN');
-        const col = <T>(f: (r: StoredRecord) => T) => rows.map((x) => f(x.record));
-        await client.query(
-          `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash,
-             chain_hash, signature, link_token)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-             $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
-          [col((r) => r.id), col((r) => sortKeyOf(r.id)), col((r) => r.agentId), col((r) => r.type), col((r) => r.chainSeq),
-            col((r) => r.recordedAt), col((r) => r.symbol), col((r) => r.content), col((r) => r.contentHash),
-            col((r) => r.prevHash), col((r) => r.chainHash), col((r) => (r.signature ? JSON.stringify(r.signature) : null)),
-            col((r) => r.linkToken)]);
+        await insertRecords(client, rows.map((x) => x.record));
         const signed = rows.filter((x) => x.nonce);
         if (signed.length > 0) {
           await client.query('INSERT INTO nonces (agent_id, nonce, record_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])',

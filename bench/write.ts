@@ -10,7 +10,7 @@ import {
   benchPath, combineRounds, fixed, markdownTable, measureInRounds, median, progress, SETTLE_MS, startChild, warmUp,
   UsageError, type ChildServer, type Figures, type LoadOptions, type Target,
 } from './harness.ts';
-import { freshPostgres, freshSqlite, postgresProblem, type BenchDatabase, type DurableCheck } from './databases.ts';
+import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase, type DurableCheck } from './databases.ts';
 import { createAgents, signBodies, signedWrites, unsignedWrites, type Acknowledged } from './decision-load.ts';
 
 /** Targets from the issue: SQLite at least 0.6 of the ceiling with p99 under 50 ms; signed at least 0.85 of unsigned. */
@@ -64,22 +64,9 @@ type Kind = BenchDatabase['kind'];
 type WriteTarget = Target & { db: BenchDatabase | null; acked: Acknowledged };
 type Row = { target: WriteTarget; figures: Figures; ratios: number[]; check: DurableCheck | null };
 
-const storeName = (kind: Kind) => (kind === 'sqlite' ? 'SQLite' : 'PostgreSQL');
 
-function serverEnv(databaseUrl: string): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    LEDGER_DATABASE_URL: databaseUrl,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LEDGER_LOG_LEVEL: LOG_LEVEL,
-    LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_LIMIT),
-    LEDGER_BASE_URL: 'http://127.0.0.1/v1',
-    LEDGER_SITE_URL: 'http://127.0.0.1',
-    LEDGER_REDIS_URL: '',
-    LEDGER_ADMIN_TOKEN: '',
-  };
-}
+// Write limit lifted so it never binds; the limiter still runs on every request.
+const serverEnv = (databaseUrl: string) => serviceEnv(databaseUrl, { LEDGER_LOG_LEVEL: LOG_LEVEL, LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_LIMIT) });
 
 /** Everything started so far, so a failure half-way still kills every child and drops every database. */
 class Fleet {

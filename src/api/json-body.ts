@@ -1,7 +1,7 @@
 // The only JSON body parser: reads the raw text losslessly (numbers keep their text, duplicate
 // keys and lone surrogates are refused) so canon_v1 never sees a binary float. The schema then
 // validates a plain copy; handlers that hash read `request.lossless`.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readJson, toPlain, type JsonValue } from '../core/json.ts';
 import { errors } from '../ledger/errors.ts';
 import { ApiError } from './errors.ts';
@@ -44,4 +44,9 @@ export function installJsonBody(app: FastifyInstance): void {
     request.lossless = read.value;
     done(null, toPlain(read.value));
   });
+}
+
+/** Sends a JSON body that is already text: stored responses and canonical records go out byte for byte. */
+export function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
 }

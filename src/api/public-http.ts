@@ -71,10 +71,6 @@ export function cacheFor(reply: FastifyReply, policy: keyof typeof CACHE): Fasti
   return reply.header('cache-control', CACHE[policy]);
 }
 
-/** Sends a JSON body that is already text (not re-serialised). */
-export function sendJsonText(reply: FastifyReply, body: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(body);
-}
 
 /** True when If-None-Match names `tag` (weak comparison, as RFC 9110 prescribes for GET). */
 export function notModified(request: FastifyRequest, tag: string): boolean {

@@ -76,6 +76,15 @@ export function sortKeyOf(recordId: string): string {
   return i < 0 ? recordId : recordId.slice(i + 1);
 }
 
+/** Parameters of a records row, in the column order of INSERT_RECORD_SQLITE. */
+export function recordParams(r: StoredRecord): unknown[] {
+  return [r.id, sortKeyOf(r.id), r.agentId, r.type, r.chainSeq, r.recordedAt, r.symbol, r.content, r.contentHash,
+    r.prevHash, r.chainHash, r.signature ? JSON.stringify(r.signature) : null, r.linkToken];
+}
+
+export const INSERT_RECORD_SQLITE = `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content,
+  content_hash, prev_hash, chain_hash, signature, link_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 export const RECORD_COLUMNS =
   'r.id, r.agent_id, a.handle, r.type, r.chain_seq, r.recorded_at, r.symbol, r.content, ' +
   'r.content_hash, r.prev_hash, r.chain_hash, r.signature, r.link_token';

@@ -6,7 +6,7 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { PostgresStore } from '../../src/store/postgres/store.ts';
 import { forEachStore } from '../support/stores.ts';
-import { ADMIN_TOKEN, postDecision, testApp, uniqueHandle, type TestApp } from '../support/app.ts';
+import { closeTestApp, ADMIN_TOKEN, postDecision, testApp, uniqueHandle, type TestApp } from '../support/app.ts';
 import { assertError } from './record-helpers.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -53,11 +53,7 @@ await forEachStore('the admin API', (kind) => {
     store = await kind.open();
     t = await testApp(store);
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   describe('without LEDGER_ADMIN_TOKEN', () => {
     test('every admin route is 404 not_found', async () => {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import type { LedgerStore, Scope } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { idempotencyKey, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, idempotencyKey, testApp, type TestApp } from '../support/app.ts';
 import { assertError, headOf } from './record-helpers.ts';
 
 type Endpoint = { name: string; scope: Scope; request: (auth: string | null, ids: { decisionId: string }) => InjectOptions };
@@ -38,11 +38,7 @@ await forEachStore('authentication', (kind) => {
     assert.equal(res.statusCode, 201, res.body);
     decisionId = res.json().id;
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   for (const ep of endpoints) {
     describe(ep.name, () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { assertError, headOf, validDecision } from './record-helpers.ts';
 
@@ -162,11 +162,7 @@ await forEachStore('decision field rules', (kind) => {
     t = await testApp(store, { clock: fixedClock, env: { LEDGER_WRITE_LIMIT_PER_MIN: '100000' } });
     agent = await t.agent();
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   for (const c of refusals) {
     test(`refuses ${c.name} (param ${c.param})`, async () => {

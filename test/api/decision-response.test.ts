@@ -7,7 +7,7 @@ import { GENESIS_PREV_HASH, chainHash } from '../../src/core/chain.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies } from './record-helpers.ts';
 
 const BASE_URL = 'https://ledger.example.test/v1';
@@ -23,11 +23,7 @@ await forEachStore('the decision response', (kind) => {
     store = await kind.open();
     t = await testApp(store, { env: { LEDGER_BASE_URL: BASE_URL } });
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('the 201 body has exactly the fields of 2.3, with the right types', async () => {
     const agent = await t.agent();

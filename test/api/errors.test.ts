@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertError, headOf } from './record-helpers.ts';
 
 const KiB = 1024;
@@ -22,11 +22,7 @@ await forEachStore('errors and the decision list', (kind) => {
     agent = await t.agent();
     auth = { authorization: `Bearer ${agent.secret}` };
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   describe('every response', () => {
     test('carries a unique request-id header', async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies, assertError, headOf, storedChain } from './record-helpers.ts';
 
 await forEachStore('idempotency', (kind) => {
@@ -17,11 +17,7 @@ await forEachStore('idempotency', (kind) => {
     store = await kind.open();
     t = await testApp(store);
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('a replay returns the original status and body byte for byte, marked as a replay, and records nothing', async () => {
     const agent = await t.agent();

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { DecisionRequest } from '../../src/api/schemas.ts';
 import { forEachStore } from '../support/stores.ts';
-import { testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 
 type Operation = {
   security?: Record<string, string[]>[];
@@ -35,11 +35,7 @@ await forEachStore('the OpenAPI document', (kind) => {
     assert.match(String(res.headers['content-type']), /^application\/json/);
     doc = res.json();
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   const op = (path: string, method: string): Operation => {
     const found = doc.paths[path]?.[method];

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { skipUnless, REDIS_URL } from '../support/services.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertError, headOf, storedChain } from './record-helpers.ts';
 
 type Res = Awaited<ReturnType<typeof postDecision>>;
@@ -40,11 +40,7 @@ await forEachStore('write rate limits', (kind) => {
     store = await kind.open();
     t = await testApp(store); // LEDGER_WRITE_LIMIT_PER_MIN unset: the default 120
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('the default is 120 writes a minute per key; the 121st is 429 with Retry-After and records nothing', async () => {
     const agent = await t.agent();

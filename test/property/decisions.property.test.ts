@@ -9,7 +9,7 @@ import { chainHash } from '../../src/core/chain.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
 
 const RUNS = { sqlite: { mutated: 1200, anything: 1000 }, postgres: { mutated: 250, anything: 200 } };
@@ -138,11 +138,7 @@ await forEachStore('hostile requests to POST /v1/decisions', (kind) => {
       'read-only': `Bearer ${readOnly.value.apiKey.secret}`, 'lowercase-scheme': `bearer ${agent.secret}`,
     });
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   function idempotencyKey(shape: RequestShape): string | null {
     if (shape.key === 'missing') return null;

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { decisionPayload } from '../../examples/canon-payload.mjs';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { idempotencyKey, postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, idempotencyKey, postDecision, testApp, type TestApp } from '../support/app.ts';
 import {
   assertError, assertion, authenticationCases, call, chainLength, newKeypair, postSigned, recordSigned, registerKey, sign,
   verifyStoredChain, type Agent, type Keypair,
@@ -41,11 +41,7 @@ await forEachStore('signed decisions', (kind) => {
     key = newKeypair();
     keyId = await registerKey(t, agent.secret, key.publicKey, 'flow');
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   /** The decision fields (with occurred_at) and a fresh nonce; the payload comes from the service. */
   const decision = (fields: object = DECISIONS[0]!) => ({ fields: { ...fields, occurred_at: minutesAgo(1) }, nonce: freshNonce() });

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError, authenticationCases, call, newKeypair, registerKey } from './helpers.ts';
 
 type PublicKeyVectors = {
@@ -21,11 +21,7 @@ await forEachStore('signing keys', (kind) => {
     store = await kind.open();
     t = await testApp(store);
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   describe('registration', () => {
     test('registers a raw 32-byte public key and answers the key with an aid_ id', async () => {

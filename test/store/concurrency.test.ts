@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
-import { postDecision, testApp, type TestApp } from '../support/app.ts';
+import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
 
 const WRITER = fileURLToPath(new URL('./fixtures/chain-writer.ts', import.meta.url));
@@ -57,11 +57,7 @@ await forEachStore('concurrent writers', (kind) => {
     store = await kind.open();
     t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000' } });
   });
-  after(async () => {
-    await t.close();
-    await store.close();
-    await kind.cleanup();
-  });
+  after(() => closeTestApp(t, kind));
 
   test('300 concurrent posts to one agent on one app: seq 1..300, every hash recomputes', async () => {
     const agent = await t.agent();

@@ -1,7 +1,7 @@
 // Runs a behavioural suite on every store: SQLite (a fresh file) and PostgreSQL (a fresh schema).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
@@ -15,15 +15,16 @@ export type StoreKind = {
   cleanup: () => Promise<void>;
 };
 
-function sqliteKind(): StoreKind {
-  const dirs: string[] = [];
+/** A kind from how it makes one fresh database (returning its URL) and how it drops one. */
+function storeKind(name: StoreKind['name'], makeFresh: () => string, drop: (url: string) => Promise<void>): StoreKind {
+  const made: string[] = [];
   const freshUrl = async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ledger-test-'));
-    dirs.push(dir);
-    return `sqlite:${join(dir, 'ledger.db')}`;
+    const url = makeFresh();
+    made.push(url);
+    return url;
   };
   return {
-    name: 'sqlite',
+    name,
     freshUrl,
     open: async () => {
       const store = openStore(await freshUrl());
@@ -31,31 +32,18 @@ function sqliteKind(): StoreKind {
       return store;
     },
     cleanup: async () => {
-      for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+      for (const url of made.splice(0)) await drop(url);
     },
   };
 }
 
-function postgresKind(): StoreKind {
-  const urls: string[] = [];
-  const freshUrl = async () => {
-    const url = freshPostgresUrl();
-    urls.push(url);
-    return url;
-  };
-  return {
-    name: 'postgres',
-    freshUrl,
-    open: async () => {
-      const store = openStore(await freshUrl());
-      await store.migrate();
-      return store;
-    },
-    cleanup: async () => {
-      for (const url of urls.splice(0)) await dropPostgresSchema(url);
-    },
-  };
-}
+const sqliteKind = () => storeKind(
+  'sqlite',
+  () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'ledger-test-')), 'ledger.db')}`,
+  async (url) => rmSync(dirname(url.slice('sqlite:'.length)), { recursive: true, force: true }),
+);
+
+const postgresKind = () => storeKind('postgres', freshPostgresUrl, dropPostgresSchema);
 
 /** describe(`${title} [sqlite]`) and describe(`${title} [postgres]`), the latter skipped (or failed under CI) without PostgreSQL. */
 export async function forEachStore(title: string, suite: (kind: StoreKind) => void): Promise<void> {

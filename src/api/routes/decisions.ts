@@ -9,6 +9,7 @@ import { errors } from '../../ledger/errors.ts';
 import type { LedgerStore, StoredRecord } from '../../store/port.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
 import { ApiError, sendError } from '../errors.ts';
+import { sendJsonText } from '../json-body.ts';
 import { DecisionList, DecisionListItem, DecisionRequest, DecisionResponse, RecordId, errorResponses } from '../schemas.ts';
 import type { App } from '../app.ts';
 
@@ -39,11 +40,6 @@ export const listQuery = (max: number, fallback: number) => Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `At most ${max}; default ${fallback}.` }),
   cursor: Type.Optional(RecordId('A record id: the page holds records before it (older). Take it from next_cursor.')),
 }, { additionalProperties: false });
-
-/** Sends an already serialised JSON body (a stored idempotent response is replayed byte for byte). */
-function sendJsonText(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
-}
 
 export function listItem(record: StoredRecord, baseUrl: string) {
   return { ...decisionResponse(record, baseUrl), content: JSON.parse(record.content) as Record<string, unknown> };
@@ -82,7 +78,7 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
     });
     if (outcome.kind === 'error') return sendError(request, reply, outcome.error);
     if (outcome.kind === 'replayed') reply.header('idempotent-replayed', 'true');
-    return sendJsonText(reply, outcome.status, outcome.body);
+    return sendJsonText((reply as FastifyReply).code(outcome.status), outcome.body);
   });
 
   app.get('/v1/decisions', {

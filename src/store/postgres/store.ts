@@ -248,6 +248,20 @@ async function insertApiKey(c: pg.Pool | pg.PoolClient, key: ApiKey & { secretHa
     [key.id, key.agentId, key.prefix, key.secretHash, key.scopes.join(' '), key.createdAt]);
 }
 
+/** Inserts records in one statement (column arrays through unnest). */
+export async function insertRecords(c: pg.PoolClient, records: StoredRecord[]): Promise<void> {
+  const col = <T>(f: (r: StoredRecord) => T) => records.map(f);
+  await c.query(
+    `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash,
+       chain_hash, signature, link_token)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
+    [col((r) => r.id), col((r) => sortKeyOf(r.id)), col((r) => r.agentId), col((r) => r.type), col((r) => r.chainSeq),
+      col((r) => r.recordedAt), col((r) => r.symbol), col((r) => r.content), col((r) => r.contentHash),
+      col((r) => r.prevHash), col((r) => r.chainHash), col((r) => (r.signature ? JSON.stringify(r.signature) : null)),
+      col((r) => r.linkToken)]);
+}
+
 async function lockHeads(c: pg.PoolClient, agentIds: string[]): Promise<Map<string, Head>> {
   const rows = (await c.query(
     `SELECT h.agent_id, h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h JOIN agents a ON a.id = h.agent_id
@@ -336,16 +350,7 @@ async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], pos
   });
   if (recorded.length === 0) return outcomes as AppendOutcome[];
 
-  const col = <T>(f: (r: StoredRecord) => T) => recorded.map((x) => f(x.record));
-  await c.query(
-    `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash,
-       chain_hash, signature, link_token)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
-    [col((r) => r.id), col((r) => sortKeyOf(r.id)), col((r) => r.agentId), col((r) => r.type), col((r) => r.chainSeq),
-      col((r) => r.recordedAt), col((r) => r.symbol), col((r) => r.content), col((r) => r.contentHash),
-      col((r) => r.prevHash), col((r) => r.chainHash), col((r) => (r.signature ? JSON.stringify(r.signature) : null)),
-      col((r) => r.linkToken)]);
+  await insertRecords(c, recorded.map((x) => x.record));
 
   const withIdem = recorded.filter((x) => batch[x.i]!.idempotency);
   if (withIdem.length > 0) {

@@ -14,7 +14,7 @@ import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
 import {
   agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
-  KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
+  INSERT_RECORD_SQLITE, KEY_HOLDER_COLUMNS, RECORD_COLUMNS, recordParams, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, countAdded, noneAdded, recordCountsFromSums, type AddedCounts } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
@@ -28,9 +28,7 @@ function prepareStatements(db: Database.Database) {
                       JOIN agents a ON a.id = h.agent_id WHERE h.agent_id = ?`),
     idempotencyExists: p('SELECT 1 FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
     insertNonce: p('INSERT OR IGNORE INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)'),
-    insertRecord: p(`INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content,
-                       content_hash, prev_hash, chain_hash, signature, link_token)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertRecord: p(INSERT_RECORD_SQLITE),
     insertIdempotency: p(`INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
                           VALUES (?, ?, ?, ?, ?, ?, ?)`),
     updateHead: p(`UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = decision_count + ?,
@@ -246,11 +244,7 @@ export class SqliteStore implements LedgerStore {
         contentHash: pending.contentHash, prevHash: head.hash, chainHash: placed.chainHash,
         signature: pending.signature, linkToken: pending.linkToken,
       };
-      s.insertRecord.run(
-        record.id, sortKeyOf(record.id), record.agentId, record.type, seq, record.recordedAt, record.symbol,
-        record.content, record.contentHash, record.prevHash, record.chainHash,
-        record.signature ? JSON.stringify(record.signature) : null, record.linkToken,
-      );
+      s.insertRecord.run(...recordParams(record));
       const response = pending.respond(record);
       if (pending.idempotency) {
         s.insertIdempotency.run(pending.agentId, pending.idempotency.key, pending.idempotency.fingerprint,

@@ -1,7 +1,8 @@
 // GET /v1/agents/{handle}/chain: one page of an agent's hash chain, oldest first (interface
 // section 4, endpoint 6), paged forward with after_seq.
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, sendJsonText } from '../../public-http.ts';
+import { sendJsonText } from '../../json-body.ts';
+import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';

@@ -2,7 +2,8 @@
 // section 4, endpoint 8).
 import type { RecordType } from '../../../core/chain.ts';
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, sendJsonText } from '../../public-http.ts';
+import { sendJsonText } from '../../json-body.ts';
+import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';

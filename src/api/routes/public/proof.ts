@@ -1,7 +1,8 @@
 // GET /v1/proof/{record_id}: one record with everything needed to verify it alone (interface
 // section 4, endpoint 7).
 import { sendError } from '../../errors.ts';
-import { cacheFor, preflightRoute, sendJsonText } from '../../public-http.ts';
+import { sendJsonText } from '../../json-body.ts';
+import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../app.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
