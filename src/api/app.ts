@@ -5,7 +5,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
@@ -15,6 +14,7 @@ import { DecisionService, type SignatureCheck } from '../ledger/decisions.ts';
 import { errors } from '../ledger/errors.ts';
 import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
+import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ApiError, installErrorHandling } from './errors.ts';
 import { SnapshotLocalStore } from './rate-limit-store.ts';
@@ -72,7 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
-    genReqId: () => 'req_' + randomBytes(12).toString('hex'),
+    genReqId: requestId,
     requestIdHeader: false,
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as App;

@@ -69,11 +69,13 @@ export class DecisionService {
 
     // "Same body" means the same decision: 1.5 and "1.50" record the same content, so they match.
     const fingerprint = sha256Hex(`POST /v1/decisions\n${payload}\n${signature === undefined ? '' : canonicalJson(plainStrings(signature))}`);
-    const earlier = await this.replay(agent.id, idempotencyKey, fingerprint);
-    if (earlier) return earlier;
 
     let envelope: SignatureEnvelope | null = null;
     if (signature !== undefined) {
+      // A replay must not depend on the key still being valid, so it is looked for first. An
+      // unsigned write skips this read: its append finds an earlier use of the key and replays.
+      const earlier = await this.replay(agent.id, idempotencyKey, fingerprint);
+      if (earlier) return earlier;
       const checked = await this.o.checkSignature(agent, signature, payload);
       if (!checked.ok) return { kind: 'error', error: checked.error };
       envelope = checked.envelope;

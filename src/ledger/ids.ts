@@ -4,15 +4,24 @@ import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
 import { incrementBase32, monotonicFactory } from 'ulid';
 import type { RecordType } from '../core/chain.ts';
 
-// ulid's default source makes one crypto call per character (~45 µs an id); this one draws the
-// same crypto-strength randomness from a pooled buffer.
+// A crypto call costs microseconds whatever its size (ulid's default source makes one per
+// character, ~45 µs an id), so ids, link tokens and request ids draw the same crypto-strength
+// randomness from a pooled buffer. API key secrets do not: they come straight from randomBytes.
 const pool = { bytes: randomBytes(4096), at: 0 };
-function pooledRandom(): number {
-  if (pool.at >= pool.bytes.length) {
+
+/** `n` (at most 4096) fresh random bytes, each handed out once. */
+export function pooledRandomBytes(n: number): Uint8Array {
+  if (pool.at + n > pool.bytes.length) {
     pool.bytes = randomBytes(4096);
     pool.at = 0;
   }
-  return pool.bytes[pool.at++]! / 256;
+  const bytes = pool.bytes.subarray(pool.at, pool.at + n);
+  pool.at += n;
+  return bytes;
+}
+
+function pooledRandom(): number {
+  return pooledRandomBytes(1)[0]! / 256;
 }
 
 const nextUlid = monotonicFactory(pooledRandom);
@@ -36,9 +45,18 @@ export const isRecordId = (id: string): boolean => RECORD_ID.test(id);
 export const agentId = (): string => 'agt_' + nextUlid();
 export const apiKeyId = (): string => 'key_' + nextUlid();
 
-/** 27 characters (120 random bits), so `<token>-<suffix>` still fits a 32-character client_order_id budget. */
-export function linkToken(): string {
-  return 'lt_' + base32(randomBytes(15));
+/**
+ * 27 characters, so `<token>-<suffix>` still fits a 32-character client_order_id budget: the
+ * time in milliseconds (10 base32 characters, so tokens made one after another sort together
+ * and their unique index grows at one end, not at random pages) and 70 fresh random bits.
+ */
+export function linkToken(nowMs = Date.now()): string {
+  return 'lt_' + base32Time(nowMs) + base32(pooledRandomBytes(9)).slice(0, 14);
+}
+
+/** A request id: 96 random bits in hex. */
+export function requestId(): string {
+  return 'req_' + Buffer.from(pooledRandomBytes(12)).toString('hex');
 }
 
 export const API_KEY_PREFIX = 'dl_live_';
@@ -59,6 +77,12 @@ export function sameHash(a: string, b: string): boolean {
 }
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function base32Time(ms: number): string {
+  let out = '';
+  for (let i = 0, t = ms; i < 10; i++, t = Math.floor(t / 32)) out = CROCKFORD[t % 32] + out;
+  return out;
+}
 
 function base32(bytes: Uint8Array): string {
   let out = '';

@@ -1,7 +1,7 @@
 // The embedded store: SQLite through better-sqlite3 in WAL mode. Every write is durable before
 // it returns: synchronous=FULL, except appends, whose WAL fsync runs off the event loop
-// (wal-sync.ts). The ledger batches appends (group commit); one batch is one IMMEDIATE
-// transaction, which also orders writers from several processes.
+// (wal-sync.ts), as do WAL checkpoints (checkpointer.ts). The ledger batches appends (group
+// commit); one batch is one IMMEDIATE transaction, which also orders writers from several processes.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -20,6 +20,7 @@ import { COUNT_SUMS, countAdded, noneAdded, recordCountsFromSums, type AddedCoun
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
+import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
 
 function prepareStatements(db: Database.Database) {
   const p = (sql: string) => db.prepare(sql);
@@ -44,6 +45,8 @@ function prepareStatements(db: Database.Database) {
 type Statements = ReturnType<typeof prepareStatements>;
 
 const KEY_HOLDER_CACHE_LIMIT = 10_000;
+/** A WAL that has grown past this is cut back to it when it starts over. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 type HeadState = { seq: number; hash: string; recordedAt: string | null; active: boolean; added: AddedCounts };
 
@@ -56,15 +59,24 @@ export class SqliteStore implements LedgerStore {
   private keyHolders: { version: number; byHash: Map<string, KeyHolder> } = { version: -1, byHash: new Map() };
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
   private readonly walSync: WalSync | null;
+  readonly checkpointer: Checkpointer | null;
 
-  constructor(readonly path: string) {
+  constructor(readonly path: string, checkpoints: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
-    this.walSync = path === ':memory:' ? null : new WalSync(`${path}-wal`);
+    if (path === ':memory:') {
+      this.walSync = null;
+      this.checkpointer = null;
+    } else {
+      this.walSync = new WalSync(`${path}-wal`);
+      this.db.pragma('wal_autocheckpoint = 0');
+      this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+      this.checkpointer = new Checkpointer(path, (pages) => this.db.pragma(`wal_autocheckpoint = ${pages}`), checkpoints);
+    }
   }
 
   async migrate(): Promise<void> {
@@ -88,6 +100,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.close();
     await this.walSync?.close();
     if (this.db.open) this.db.close();
   }
@@ -205,6 +218,7 @@ export class SqliteStore implements LedgerStore {
   async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
     if (!this.walSync) return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
     this.walSync.assertHealthy();
+    await this.checkpointer?.beforeAppend();
     this.db.pragma('synchronous = NORMAL');
     let outcomes: AppendOutcome[];
     try {
@@ -212,6 +226,7 @@ export class SqliteStore implements LedgerStore {
     } finally {
       this.db.pragma('synchronous = FULL');
     }
+    this.checkpointer?.afterAppend(batch.length);
     await this.walSync.sync(); // only now is the batch durable, and only now is it answered
     return outcomes;
   }
