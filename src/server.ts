@@ -3,6 +3,7 @@
 import { buildApp, type LedgerApp } from './api/app.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
+import { VerifierThread } from './ledger/verifier-thread.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -21,16 +22,18 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
 
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; url: string; stop: () => Promise<void> }> {
   const store = await openMigrated(config.databaseUrl);
+  const verifier = new VerifierThread();
   const ledger = await buildApp({
     store,
     config,
-    checkSignature: signatureChecker(store),
+    checkSignature: signatureChecker(store, verifier.verify),
     logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
   });
   const url = await ledger.app.listen({ port: config.port, host: config.host });
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await ledger.close();
+    await verifier.close();
     await store.close();
   })());
   return { ledger, url, stop };

@@ -5,8 +5,7 @@
 // and a convenience `document` says the same as the content.
 // Pure apart from node:crypto (Ed25519); runs in the main thread or in a verify worker. It never
 // imports the server (src/api, src/store, src/ledger).
-import { createPublicKey, verify as cryptoVerify, type KeyObject } from 'node:crypto';
-import { b64urlDecode } from '../core/base64url.ts';
+import { verifyEd25519 } from '../ledger/ed25519.ts';
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { CANON, type RecordType, type SignatureEnvelope } from '../core/chain.ts';
 import { sha256Hex } from '../core/sha256.ts';
@@ -73,26 +72,6 @@ export function emptyTallies(): Record<CheckName, Tally> {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const publicKeys = new Map<string, KeyObject>();
-
-/** Ed25519 over raw 32-byte keys and 64-byte signatures, both base64url without padding. */
-export function verifyEd25519(publicKey: string, message: Uint8Array, signature: string): boolean {
-  const raw = b64urlDecode(publicKey);
-  const sig = b64urlDecode(signature);
-  if (!raw || raw.length !== 32 || !sig || sig.length !== 64) return false;
-  try {
-    let key = publicKeys.get(publicKey);
-    if (!key) {
-      key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
-      if (publicKeys.size >= 1000) publicKeys.clear();
-      publicKeys.set(publicKey, key);
-    }
-    return cryptoVerify(null, message, key, sig);
-  } catch {
-    return false;
-  }
-}
 
 type Parsed = { record: ChainRecord; entryProblems: string[]; contentText: string | null; document: unknown; hasDocument: boolean };
 

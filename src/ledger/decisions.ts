@@ -72,12 +72,10 @@ export class DecisionService {
 
     let envelope: SignatureEnvelope | null = null;
     if (signature !== undefined) {
-      // A replay must not depend on the key still being valid, so it is looked for first. An
-      // unsigned write skips this read: its append finds an earlier use of the key and replays.
-      const earlier = await this.replay(agent.id, idempotencyKey, fingerprint);
-      if (earlier) return earlier;
       const checked = await this.o.checkSignature(agent, signature, payload);
-      if (!checked.ok) return { kind: 'error', error: checked.error };
+      // A replay must not depend on the key still being valid, so a failed check first looks
+      // for one. A write that passes finds an earlier use of its key inside the append.
+      if (!checked.ok) return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? { kind: 'error', error: checked.error };
       envelope = checked.envelope;
     }
 
@@ -98,10 +96,12 @@ export class DecisionService {
         return { kind: 'created', ...outcome.response };
       case 'agent_not_active':
         return { kind: 'error', error: errors.agentNotActive(`agent ${agent.handle} is not active`) };
+      // A replay of a signed decision uses its nonce again and may come after its key was revoked.
       case 'nonce_used':
-        return { kind: 'error', error: errors.invalidRequest('this nonce has already been used by a recorded decision', 'signature.nonce') };
+        return (await this.replay(agent.id, idempotencyKey, fingerprint))
+          ?? { kind: 'error', error: errors.invalidRequest('this nonce has already been used by a recorded decision', 'signature.nonce') };
       case 'key_revoked':
-        return { kind: 'error', error: revokedKeyError(envelope?.key_id ?? '') };
+        return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? { kind: 'error', error: revokedKeyError(envelope?.key_id ?? '') };
       case 'idempotency_conflict':
         return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? inFlightError();
     }

@@ -2,7 +2,6 @@
 // one of the agent's registered, unrevoked public keys. Owns the assertion (the payload an agent
 // signs, built exactly as the record path builds it) and the check on the record path. The
 // service holds public halves only.
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { b64urlDecode } from '../core/base64url.ts';
 import { canonicalJson } from '../core/canon.ts';
 import { decisionContent } from '../core/decision.ts';
@@ -12,33 +11,9 @@ import type { Agent, LedgerStore } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import type { SignatureCheck } from './decisions.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
+import { verifyHere, type Ed25519Verifier } from './verifier-thread.ts';
 
-const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const CACHE_LIMIT = 10_000;
-const keyObjects = new Map<string, KeyObject>();
-
-/** A node:crypto key for a raw 32-byte Ed25519 public key (cached: keys never change). */
-export function ed25519PublicKey(raw: Uint8Array): KeyObject {
-  const id = Buffer.from(raw).toString('base64url');
-  let key = keyObjects.get(id);
-  if (!key) {
-    key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: 'der', type: 'spki' });
-    if (keyObjects.size > CACHE_LIMIT) keyObjects.clear();
-    keyObjects.set(id, key);
-  }
-  return key;
-}
-
-export function verifyEd25519(publicKeyB64url: string, message: Uint8Array, signatureB64url: string): boolean {
-  const raw = b64urlDecode(publicKeyB64url);
-  const sig = b64urlDecode(signatureB64url);
-  if (!raw || raw.length !== 32 || !sig || sig.length !== 64) return false;
-  try {
-    return verify(null, message, ed25519PublicKey(raw), sig);
-  } catch {
-    return false;
-  }
-}
 
 /** Why a nonce cannot be used (it is an identifier: no control characters), or null. */
 export function nonceProblem(nonce: string, param: string): string | null {
@@ -78,14 +53,14 @@ const field = (v: JsonValue, name: string): string | undefined => {
 };
 
 /** What the checker remembers of a key: its public half never changes, and revocation is final. */
-type KnownKey = { publicKey: KeyObject; revoked: boolean };
+type KnownKey = { publicKey: Uint8Array; revoked: boolean };
 
 /**
  * The record path's signature check. A key's public half is cached after its first lookup; a
  * key cached as unrevoked may since have been revoked, which the store's append transaction
  * checks again (outcome `key_revoked`), so the signed path reads the key once per record.
  */
-export function signatureChecker(store: LedgerStore): SignatureCheck {
+export function signatureChecker(store: LedgerStore, verify: Ed25519Verifier = verifyHere): SignatureCheck {
   const known = new Map<string, KnownKey>();
 
   const lookUp = async (agentId: string, keyId: string): Promise<KnownKey | null> => {
@@ -96,7 +71,7 @@ export function signatureChecker(store: LedgerStore): SignatureCheck {
     if (!key) return null;
     const raw = b64urlDecode(key.publicKey);
     if (!raw || raw.length !== 32) throw new Error(`signing key ${keyId} holds an unreadable public key`);
-    const entry = { publicKey: ed25519PublicKey(raw), revoked: key.revokedAt !== null };
+    const entry = { publicKey: raw, revoked: key.revokedAt !== null };
     if (known.size > CACHE_LIMIT) known.clear();
     known.set(cacheKey, entry);
     return entry;
@@ -116,19 +91,11 @@ export function signatureChecker(store: LedgerStore): SignatureCheck {
     if (!bytes || bytes.length !== 64) {
       return { ok: false, error: errors.invalidRequest('signature.signature must be the 64-byte Ed25519 signature, base64url without padding', 'signature.signature') };
     }
-    if (!verifies(key.publicKey, payload, bytes)) {
+    if (!(await verify(key.publicKey, payload, bytes))) {
       return { ok: false, error: errors.invalidRequest('the signature does not verify over the canonical payload of this decision under this key', 'signature.signature') };
     }
     return { ok: true, envelope: { key_id: keyId, nonce, signature: sig } };
   };
-}
-
-function verifies(publicKey: KeyObject, payload: string, signature: Uint8Array): boolean {
-  try {
-    return verify(null, Buffer.from(payload, 'utf8'), publicKey, signature);
-  } catch {
-    return false;
-  }
 }
 
 export function revokedKeyError(keyId: string) {

@@ -1,10 +1,12 @@
-// The signing flow of interface section 4 end to end, signed with @noble/ed25519: assertion,
-// caller-built payloads, signed records, every refusal (each records nothing and consumes no
-// nonce), idempotent replays, and revocation (new signatures stop, old records keep verifying).
+// The signing flow of interface section 4 end to end, signed with @noble/ed25519 and checked on
+// the verifier thread as the service does: assertion, caller-built payloads, signed records,
+// every refusal (each records nothing and consumes no nonce), idempotent replays, and
+// revocation (new signatures stop, old records keep verifying).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { decisionPayload } from '../../examples/canon-payload.mjs';
+import { VerifierThread } from '../../src/ledger/verifier-thread.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, idempotencyKey, postDecision, testApp, type TestApp } from '../support/app.ts';
@@ -34,14 +36,21 @@ await forEachStore('signed decisions', (kind) => {
   let key: Keypair;
   let keyId: string;
 
+  // The service's own set-up: signatures checked on the verifier thread.
+  const verifier = new VerifierThread().warmUp();
+
   before(async () => {
     store = await kind.open();
-    t = await testApp(store);
+    await verifier.whenReady;
+    t = await testApp(store, { verify: verifier.verify });
     agent = await t.agent();
     key = newKeypair();
     keyId = await registerKey(t, agent.secret, key.publicKey, 'flow');
   });
-  after(() => closeTestApp(t, kind));
+  after(async () => {
+    await closeTestApp(t, kind);
+    await verifier.close();
+  });
 
   /** The decision fields (with occurred_at) and a fresh nonce; the payload comes from the service. */
   const decision = (fields: object = DECISIONS[0]!) => ({ fields: { ...fields, occurred_at: minutesAgo(1) }, nonce: freshNonce() });

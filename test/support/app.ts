@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { Clock } from '../../src/ledger/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
+import type { Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
 import type { LedgerStore, Scope } from '../../src/store/port.ts';
 import type { StoreKind } from './stores.ts';
@@ -23,10 +24,11 @@ export type TestApp = LedgerApp & {
 let counter = 0;
 export const uniqueHandle = (prefix = 'agent') => `${prefix}-${process.pid}-${++counter}`.slice(0, 32);
 
-export async function testApp(store: LedgerStore, opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+/** `verify`: how signatures are checked (default: on the calling thread). */
+export async function testApp(store: LedgerStore, opts: { env?: Record<string, string>; clock?: Clock; verify?: Ed25519Verifier } = {}): Promise<TestApp> {
   const config = loadConfig({ LEDGER_ADMIN_TOKEN: ADMIN_TOKEN, LEDGER_DATABASE_URL: 'sqlite::memory:', ...opts.env });
   const clock = opts.clock ?? systemClock;
-  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store) });
+  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store, opts.verify) });
   const operators = new Operators(store, clock);
   const agent: TestApp['agent'] = async (handle = uniqueHandle(), o = {}) => {
     const created = await operators.createAgent({ handle, demo: o.demo ?? false, scopes: o.scopes });

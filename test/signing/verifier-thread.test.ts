@@ -1,0 +1,52 @@
+// The verifier thread (src/ledger/verifier-thread.ts) answers exactly as a check on the calling
+// thread would, job for job and in order, before its worker is up, while it runs, and for jobs
+// still out when it stops.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { verifyRaw } from '../../src/ledger/ed25519.ts';
+import { VerifierThread, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
+import { newKeypair, sign } from './helpers.ts';
+
+type Job = { publicKey: Uint8Array; message: string; signature: Uint8Array };
+
+/** Signed messages (by @noble/ed25519), half of them spoiled in one of several ways. */
+function jobs(count: number): Job[] {
+  const keys = [newKeypair(), newKeypair(), newKeypair()];
+  return Array.from({ length: count }, (_, i) => {
+    const key = keys[i % keys.length]!;
+    const message = `decision ${i} — café ${'x'.repeat(i % 50)}`;
+    const job = { publicKey: Buffer.from(key.publicKey, 'base64url'), message, signature: Buffer.from(sign(message, key), 'base64url') };
+    switch (i % 6) {
+      case 1: return { ...job, message: `${message}!` };
+      case 3: return { ...job, publicKey: Buffer.from(keys[(i + 1) % keys.length]!.publicKey, 'base64url') };
+      case 5: return { ...job, signature: job.signature.subarray(0, 63) };
+      default: return job;
+    }
+  });
+}
+
+const expected = (all: Job[]) => all.map((j) => verifyRaw(j.publicKey, Buffer.from(j.message, 'utf8'), j.signature));
+const run = (verify: Ed25519Verifier, all: Job[]) => Promise.all(all.map((j) => verify(j.publicKey, j.message, j.signature)));
+
+test('checks on the worker give the same answers as checks here, in order, across batches', async () => {
+  const verifier = new VerifierThread().warmUp();
+  await verifier.whenReady;
+  const all = jobs(300);
+  const want = expected(all);
+  assert.deepEqual(want.filter(Boolean).length, 150, 'half verify');
+  assert.deepEqual(await run(verifier.verify, all), want);
+  const [first, second] = await Promise.all([run(verifier.verify, all.slice(0, 120)), run(verifier.verify, all.slice(120))]);
+  assert.deepEqual([...first, ...second], want);
+  await verifier.close();
+});
+
+test('before its worker is up the verifier checks here; jobs out when it stops are still answered', async () => {
+  const verifier = new VerifierThread();
+  const all = jobs(60);
+  assert.deepEqual(await run(verifier.verify, all), expected(all), 'answered before the worker is ready');
+  await verifier.whenReady;
+  const out = run(verifier.verify, all);
+  await verifier.close();
+  assert.deepEqual(await out, expected(all));
+  assert.deepEqual(await run(verifier.verify, all), expected(all), 'after close, checks run here');
+});
