@@ -93,4 +93,16 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     execution_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.type = 'execution'),
     signed_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.signature IS NOT NULL);
   `,
+  // A nonce is one B-tree entry, not a row plus an index entry.
+  `
+  CREATE TABLE nonces_by_agent (
+    agent_id TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (agent_id, nonce)
+  ) WITHOUT ROWID;
+  INSERT INTO nonces_by_agent (agent_id, nonce, record_id) SELECT agent_id, nonce, record_id FROM nonces;
+  DROP TABLE nonces;
+  ALTER TABLE nonces_by_agent RENAME TO nonces;
+  `,
 ];

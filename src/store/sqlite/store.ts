@@ -39,6 +39,7 @@ function prepareStatements(db: Database.Database) {
     findKeyHolder: p(`SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = ?`),
     newestSortKey: p('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1'),
     findSigningKey: p('SELECT * FROM signing_keys WHERE agent_id = ? AND id = ?'),
+    signingKeyUsable: p('SELECT revoked_at IS NULL FROM signing_keys WHERE agent_id = ? AND id = ?').pluck(),
     findRecord: p(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`),
   };
 }
@@ -279,8 +280,7 @@ export class SqliteStore implements LedgerStore {
 
   /** Inside the append transaction: a revoke committed before it is seen, one after it waits. */
   private keyUsable(agentId: string, keyId: string): boolean {
-    const row = this.s.findSigningKey.get(agentId, keyId) as Row | undefined;
-    return row !== undefined && row.revoked_at === null;
+    return this.s.signingKeyUsable.get(agentId, keyId) === 1;
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
