@@ -4,17 +4,18 @@
 // then answers 201 with a fixed small JSON and stores nothing. No auth, no rate limit, no hashing.
 import Fastify from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { randomBytes } from 'node:crypto';
 import { validatorCompiler } from '../src/api/app.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from '../src/api/json-body.ts';
 import { DecisionRequest, ErrorBody } from '../src/api/schemas.ts';
+import { requestId } from '../src/ledger/ids.ts';
+import { serveAsChild } from './child.ts';
 
 const ANSWER = JSON.stringify({ object: 'decision', immutable: true, stored: false });
 
 const app = Fastify({
   logger: { level: process.env.LEDGER_LOG_LEVEL ?? 'warn' },
   bodyLimit: BODY_LIMIT_BYTES,
-  genReqId: () => 'req_' + randomBytes(12).toString('hex'),
+  genReqId: requestId,
   requestIdHeader: false,
 });
 app.setValidatorCompiler(validatorCompiler());
@@ -31,7 +32,4 @@ app.post('/v1/decisions', {
   },
 }, async (_request, reply) => reply.code(201).type('application/json; charset=utf-8').send(ANSWER));
 
-const url = await app.listen({ port: 0, host: '127.0.0.1' });
-process.send?.({ ready: url });
-process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
-process.on('disconnect', () => process.exit(0)); // the benchmark went away
+serveAsChild(await app.listen({ port: 0, host: '127.0.0.1' }), () => app.close());

@@ -5,6 +5,7 @@ import autocannon, { type Request } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { ChildQuestion, EventLoopTimes } from './child.ts';
 
 /** How load is applied; every suite that uses this harness has these settings. */
 export type LoadOptions = {
@@ -38,6 +39,8 @@ export type Figures = {
   serverCpuMs: number | null;
   /** CPU the load generator (this process) used, as a share of one core: near 1, it is the bottleneck. */
   clientCpuShare: number;
+  /** Share of the run the server's event loop was busy (null if it did not say): near 1, the loop is the bottleneck. */
+  eventLoopBusy: number | null;
 };
 
 /** A bad command-line flag: bench/run.ts prints it with the suite's usage, without a stack trace. */
@@ -47,6 +50,8 @@ export type ChildServer = {
   url: string;
   /** CPU seconds (user + system) the server process has used so far, or null without /proc. */
   cpuSeconds: () => number | null;
+  /** The server's event-loop idle and active time so far (null if it does not answer within a second). */
+  eventLoop: () => Promise<EventLoopTimes | null>;
   /** SIGKILL: nothing is flushed on the way out, so what is on disk is what was committed. */
   kill: () => Promise<void>;
   /** SIGTERM: the graceful stop (in-flight writes finish; a CPU profile gets written). */
@@ -81,6 +86,7 @@ export function startChild(script: string, env: NodeJS.ProcessEnv, profileDir: s
       resolve({
         url: message.ready,
         cpuSeconds: () => processCpuSeconds(child.pid!),
+        eventLoop: () => askEventLoop(child),
         kill: () => signalAndWait(child, 'SIGKILL', exited),
         stop: () => signalAndWait(child, 'SIGTERM', exited),
       });
@@ -97,6 +103,23 @@ function processCpuSeconds(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+function askEventLoop(child: ChildProcess): Promise<EventLoopTimes | null> {
+  return new Promise((resolve) => {
+    const answer = (message: { eventLoop?: EventLoopTimes }) => {
+      if (!message.eventLoop) return;
+      settle(message.eventLoop);
+    };
+    const settle = (times: EventLoopTimes | null) => {
+      clearTimeout(timer);
+      child.off('message', answer);
+      resolve(times);
+    };
+    const timer = setTimeout(() => settle(null), 1000);
+    child.on('message', answer);
+    child.send('event-loop' satisfies ChildQuestion);
+  });
 }
 
 async function signalAndWait(child: ChildProcess, signal: NodeJS.Signals, exited: Promise<void>): Promise<void> {
@@ -150,11 +173,13 @@ export async function load(server: ChildServer, connections: number, seconds: nu
     latencies.push(performance.now() - sentAt);
     if (status >= 200 && status < 300) steadyOk++;
   };
+  const loopBefore = await server.eventLoop();
   const cpuBefore = server.cpuSeconds();
   const clientBefore = process.cpuUsage();
   const result = await autocannon({ url: server.url, connections, duration: seconds, pipelining: 1, timeout: 10, requests: timed(requests, record) });
   const cpuAfter = server.cpuSeconds();
   const client = process.cpuUsage(clientBefore);
+  const loopAfter = await server.eventLoop();
   const steadySeconds = result.duration - settleMs / 1000;
   latencies.sort((a, b) => a - b);
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count]));
@@ -170,7 +195,14 @@ export async function load(server: ChildServer, connections: number, seconds: nu
     seconds: result.duration,
     serverCpuMs: cpuBefore !== null && cpuAfter !== null && result['2xx'] > 0 ? ((cpuAfter - cpuBefore) * 1000) / result['2xx'] : null,
     clientCpuShare: (client.user + client.system) / 1e6 / result.duration,
+    eventLoopBusy: loopBefore && loopAfter ? busyShare(loopBefore, loopAfter) : null,
   };
+}
+
+function busyShare(before: EventLoopTimes, after: EventLoopTimes): number {
+  const active = after.active - before.active;
+  const idle = after.idle - before.idle;
+  return active + idle > 0 ? active / (active + idle) : 0;
 }
 
 /** A server under test and the requests it receives; `requests` is called once per autocannon run. */
@@ -222,6 +254,7 @@ export function combineRounds(rounds: Figures[]): Figures {
     seconds: sum((r) => r.seconds),
     serverCpuMs: cpu,
     clientCpuShare: median(rounds.map((r) => r.clientCpuShare)),
+    eventLoopBusy: rounds.every((r) => r.eventLoopBusy !== null) ? median(rounds.map((r) => r.eventLoopBusy!)) : null,
   };
 }
 

@@ -2,8 +2,7 @@
 // `ledger serve` runs) configured from the environment; tells the parent its address over IPC.
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/server.ts';
+import { serveAsChild } from './child.ts';
 
 const server = await startServer(loadConfig(process.env));
-process.send?.({ ready: server.url });
-process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
-process.on('disconnect', () => process.exit(0)); // the benchmark went away
+serveAsChild(server.url, server.stop);

@@ -167,6 +167,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     fixed(r.figures.p99, 1),
     fixed(median(r.ratios)),
     r.figures.serverCpuMs === null ? 'n/a' : fixed(r.figures.serverCpuMs, 3),
+    r.figures.eventLoopBusy === null ? 'n/a' : `${fixed(r.figures.eventLoopBusy * 100, 0)}%`,
     String(r.figures.non2xx),
     durableCell(r.check),
   ]);
@@ -179,10 +180,11 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
       `req/s and ratios are medians over the rounds (a ratio compares a target with the ceiling of the same round); p50 and p99 pool every round's samples. ` +
       `Requests sent in each run's first ${SETTLE_MS} ms, while autocannon opens its connections, are load but not samples.`,
     '',
-    markdownTable(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to ceiling', 'server CPU ms/req', 'non-2xx', 'durable check'], table),
+    markdownTable(['target', 'req/s', 'p50 ms', 'p99 ms', 'ratio to ceiling', 'server CPU ms/req', 'event loop busy', 'non-2xx', 'durable check'], table),
     '',
     `- ceiling per round (req/s): ${ceilingRounds.join(', ')}; the load generator used ${fixed(rows[0]!.figures.clientCpuShare * 100, 0)}% of a core meanwhile (near 100%, the ceiling is the generator's, not the server's)`,
     `- server CPU per request relative to the ceiling (a figure the neighbours' load moves less): ${rows.slice(1).map((r) => `${r.target.label.replace(' POST /v1/decisions', '')} ${cpuMultiple(r, rows[0]!)}`).join('; ')}`,
+    '- server CPU counts every thread of the server process; event loop busy is the share of the run its JavaScript thread was working (near 100%, that thread is the bottleneck)',
   ];
   const signedRatios = new Map<Kind, number>();
   for (const kind of ['sqlite', 'postgres'] as const) {
