@@ -99,7 +99,7 @@ export class Checkpointer {
     this.appendedSinceStart = 0;
     if (drain) this.drainNeeded = false;
     this.draining = drain;
-    const run = this.send('PASSIVE').then((result) => {
+    const run = this.passive().then((result) => {
       if (result) {
         this.stats.runs++;
         if (drain) this.stats.drains++;
@@ -114,18 +114,19 @@ export class Checkpointer {
     return run;
   }
 
-  private send(mode: 'PASSIVE'): Promise<CheckpointResult | null> {
+  /** One PASSIVE checkpoint on the worker; null (and the worker given up) if it fails or exits. */
+  private passive(): Promise<CheckpointResult | null> {
     return new Promise((resolve) => {
       const worker = this.start();
       const settle = (reply: WorkerReply | null) => {
-        worker.off('message', settle).off('error', fail);
+        worker.off('message', settle).off('error', fail).off('exit', fail);
         if (reply?.ok) return resolve(reply.result);
         this.fail();
         resolve(null);
       };
       const fail = () => settle(null);
-      worker.on('message', settle).on('error', fail);
-      worker.postMessage(mode);
+      worker.on('message', settle).on('error', fail).on('exit', fail);
+      worker.postMessage('PASSIVE');
     });
   }
 
