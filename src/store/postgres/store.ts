@@ -1,7 +1,10 @@
-// The production store: PostgreSQL through node-postgres. One batch is one transaction; the
-// agents' chain heads are row-locked in id order (so writers in several processes never deadlock
-// and each chain stays gapless), idempotency keys and nonces are claimed before records are
-// positioned, so a claim lost to another process drops only that request from the batch.
+// The production store: PostgreSQL through node-postgres. One batch is one transaction. Batches
+// of every process take one transaction-scoped advisory lock per schema first, so they commit
+// one after another and record ids follow commit order everywhere: a reader paging by id never
+// skips a record that commits later with a smaller id. Then the agents' chain heads are
+// row-locked in id order (revocations take these too) and idempotency keys and nonces are
+// claimed before records are positioned, so a claim lost to another process drops only that
+// request from the batch.
 import pg from 'pg';
 import type {
   Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
@@ -32,9 +35,12 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 type Head = { seq: number; hash: string; recordedAt: string | null; active: boolean };
 
+/** The advisory lock every append to `schema` holds until it commits (hashed with hashtext). */
+export const appendLockKey = (schema: string) => `ledger-append:${schema}`;
+
 export class PostgresStore implements LedgerStore {
   readonly dialect = 'postgres' as const;
-  /** One batch at a time: concurrent transactions could commit out of id order. */
+  /** One batch at a time: batches serialise on the append lock anyway (appendLockKey). */
   readonly maxBatchesInFlight = 1;
   readonly pool: pg.Pool;
   readonly schema: string;
@@ -185,7 +191,10 @@ export class PostgresStore implements LedgerStore {
   }
 
   async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
-    return this.inTransaction((c) => appendInTransaction(c, batch, position));
+    return this.inTransaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [appendLockKey(this.schema)]);
+      return appendInTransaction(c, batch, position);
+    });
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
