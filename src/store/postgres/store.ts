@@ -61,10 +61,11 @@ export class PostgresStore implements LedgerStore {
     return (await this.pool.query(sql, params)).rows as Row[];
   }
 
-  private async inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  /** `begin` may add statements to BEGIN's round trip (a simple query: no parameters). */
+  private async inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
@@ -191,10 +192,9 @@ export class PostgresStore implements LedgerStore {
   }
 
   async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
-    return this.inTransaction(async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [appendLockKey(this.schema)]);
-      return appendInTransaction(c, batch, position);
-    });
+    // The schema name is checked against SCHEMA_NAME, so the lock key is safe as a literal.
+    return this.inTransaction((c) => appendInTransaction(c, batch, position),
+      `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
