@@ -82,24 +82,29 @@ const headers = (secret: string, idempotencyKey: string) => ({
 });
 
 /**
- * Unsigned writes: the same body each time, agents in rotation, a fresh Idempotency-Key per
- * request. Returns a factory of autocannon request lists (one per run: warm-up, measurement)
- * that share one counter, so keys never repeat.
+ * A factory of autocannon request lists (one per run: warm-up, measurement) that share one
+ * counter, so Idempotency-Keys never repeat; request i sends `nth(i)`.
  */
-export function unsignedWrites(agents: { secret: string }[], acked: Acknowledged | null): () => Request[] {
-  const tag = `w${process.pid}-${Date.now().toString(36)}`;
+function decisionWrites(prefix: string, nth: (i: number) => { secret: string; body: Buffer }, acked: Acknowledged | null): () => Request[] {
+  const tag = `${prefix}${process.pid}-${Date.now().toString(36)}`;
   let n = 0;
   return () => [{
     method: 'POST',
     path: '/v1/decisions',
     setupRequest: (request) => {
       const i = n++;
-      request.headers = headers(agents[i % agents.length]!.secret, `${tag}-${i}`);
-      request.body = DECISION_BYTES;
+      const { secret, body } = nth(i);
+      request.headers = headers(secret, `${tag}-${i}`);
+      request.body = body;
       return request;
     },
     onResponse: collect(acked),
   }];
+}
+
+/** Unsigned writes: the same body each time, agents in rotation, a fresh Idempotency-Key per request. */
+export function unsignedWrites(agents: { secret: string }[], acked: Acknowledged | null): () => Request[] {
+  return decisionWrites('w', (i) => ({ secret: agents[i % agents.length]!.secret, body: DECISION_BYTES }), acked);
 }
 
 export type SignedBody = { agent: BenchAgent; body: Buffer };
@@ -127,18 +132,8 @@ export function signBodies(agents: BenchAgent[], count: number): SignedBody[] {
 
 /** Signed writes, each pre-signed body sent once (a body sent twice would reuse its nonce). */
 export function signedWrites(bodies: SignedBody[], acked: Acknowledged | null): () => Request[] {
-  const tag = `s${process.pid}-${Date.now().toString(36)}`;
-  let n = 0;
-  return () => [{
-    method: 'POST',
-    path: '/v1/decisions',
-    setupRequest: (request) => {
-      const i = n++;
-      const signed = bodies[i % bodies.length]!;
-      request.headers = headers(signed.agent.secret, `${tag}-${i}`);
-      request.body = signed.body;
-      return request;
-    },
-    onResponse: collect(acked),
-  }];
+  return decisionWrites('s', (i) => {
+    const signed = bodies[i % bodies.length]!;
+    return { secret: signed.agent.secret, body: signed.body };
+  }, acked);
 }
