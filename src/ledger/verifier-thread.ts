@@ -1,11 +1,13 @@
 // Ed25519 verification off the event loop. One verify costs about as much as a third of an
 // unsigned write, so the record path hands signatures to a worker thread: checks requested in
-// one turn of the event loop go over as one message and come back as one, while the event loop
-// parses the next requests. The worker starts with the first check; until it is up, and for
-// good if it fails, checks run here instead: slower, never skipped.
+// one turn of the event loop go over as one transferred buffer (verify-batch.ts) and come back
+// as one message, while the event loop parses the next requests. The worker starts with the
+// first check; until it is up, and for good if it fails, checks run here instead: slower,
+// never skipped.
 import { Worker } from 'node:worker_threads';
 import { verifyRaw } from './ed25519.ts';
-import type { VerifyAnswer, VerifyJob } from './verifier-worker.ts';
+import { packable, packJobs, type VerifyJob } from './verify-batch.ts';
+import type { VerifyAnswer } from './verifier-worker.ts';
 
 /** Resolves whether `signature` is `publicKey`'s signature over the UTF-8 bytes of `message`. */
 export type Ed25519Verifier = (publicKey: Uint8Array, message: string, signature: Uint8Array) => Promise<boolean>;
@@ -57,8 +59,9 @@ export class VerifierThread {
       this.warmUp();
       return verifyHere(publicKey, message, signature);
     }
+    const job: VerifyJob = { publicKey, message, signature };
+    if (!packable(job)) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const job: VerifyJob = [publicKey, message, signature];
       if (this.queued.length === 0) this.queuedFrom = this.nextJob;
       this.waiting.set(this.nextJob++, { job, resolve });
       this.queued.push(job);
@@ -80,7 +83,9 @@ export class VerifierThread {
     this.flushScheduled = false;
     const jobs = this.queued;
     this.queued = [];
-    if (jobs.length > 0) this.worker?.postMessage({ first: this.queuedFrom, jobs });
+    if (jobs.length === 0 || !this.worker) return;
+    const bytes = packJobs(jobs);
+    this.worker.postMessage({ first: this.queuedFrom, bytes }, [bytes.buffer as ArrayBuffer]);
   }
 
   private answered({ first, results }: VerifyAnswer): void {
@@ -95,7 +100,7 @@ export class VerifierThread {
   private fail(): void {
     this.failed = true;
     this.queued = [];
-    for (const { job, resolve } of this.waiting.values()) resolve(verifyRaw(job[0], Buffer.from(job[1], 'utf8'), job[2]));
+    for (const { job, resolve } of this.waiting.values()) resolve(verifyRaw(job.publicKey, Buffer.from(job.message, 'utf8'), job.signature));
     this.waiting.clear();
   }
 }

@@ -1,17 +1,18 @@
-// The verifier thread's side (verifier-thread.ts): verifies each batch of jobs it is sent and
+// The verifier thread's side (verifier-thread.ts): verifies each packed batch it is sent and
 // answers with one result byte per job, in order.
 import { parentPort } from 'node:worker_threads';
 import { verifyRaw } from './ed25519.ts';
+import { unpackJobs } from './verify-batch.ts';
 
-export type VerifyJob = [publicKey: Uint8Array, message: string, signature: Uint8Array];
-export type VerifyBatch = { first: number; jobs: VerifyJob[] };
+export type VerifyBatch = { first: number; bytes: Uint8Array };
 export type VerifyAnswer = { first: number; results: Uint8Array };
 
-parentPort?.on('message', ({ first, jobs }: VerifyBatch) => {
+parentPort?.on('message', ({ first, bytes }: VerifyBatch) => {
+  const jobs = unpackJobs(bytes);
   const results = new Uint8Array(jobs.length);
-  jobs.forEach(([publicKey, message, signature], i) => {
-    results[i] = verifyRaw(publicKey, Buffer.from(message, 'utf8'), signature) ? 1 : 0;
+  jobs.forEach(({ publicKey, message, signature }, i) => {
+    results[i] = verifyRaw(publicKey, message, signature) ? 1 : 0;
   });
-  parentPort!.postMessage({ first, results } satisfies VerifyAnswer);
+  parentPort!.postMessage({ first, results } satisfies VerifyAnswer, [results.buffer]);
 });
 parentPort?.postMessage('ready');

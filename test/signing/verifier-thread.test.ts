@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { verifyRaw } from '../../src/ledger/ed25519.ts';
 import { VerifierThread, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
+import { packJobs, unpackJobs } from '../../src/ledger/verify-batch.ts';
 import { newKeypair, sign } from './helpers.ts';
 
 type Job = { publicKey: Uint8Array; message: string; signature: Uint8Array };
@@ -49,4 +50,16 @@ test('before its worker is up the verifier checks here; jobs out when it stops a
   await verifier.close();
   assert.deepEqual(await out, expected(all));
   assert.deepEqual(await run(verifier.verify, all), expected(all), 'after close, checks run here');
+});
+
+test('a packed batch unpacks to the same keys, signatures and UTF-8 messages', () => {
+  const all = jobs(12).filter((j) => j.signature.length === 64);
+  all.push({ ...all[0]!, message: '' }, { ...all[0]!, message: 'é😀\u2028' });
+  const unpacked = unpackJobs(packJobs(all));
+  assert.equal(unpacked.length, all.length);
+  unpacked.forEach((u, i) => {
+    assert.deepEqual([...u.publicKey], [...all[i]!.publicKey]);
+    assert.deepEqual([...u.signature], [...all[i]!.signature]);
+    assert.equal(Buffer.from(u.message).toString('utf8'), all[i]!.message);
+  });
 });
