@@ -68,7 +68,7 @@ export class DecisionService {
     const payload = canonicalJson(content.document);
 
     // "Same body" means the same decision: 1.5 and "1.50" record the same content, so they match.
-    const fingerprint = sha256Hex(`POST /v1/decisions\n${payload}\n${signature === undefined ? '' : canonicalJson(plainStrings(signature))}`);
+    const fingerprint = sha256Hex(`POST /v1/decisions\n${payload}\n${signature === undefined ? '' : signatureCanon(signature)}`);
 
     let envelope: SignatureEnvelope | null = null;
     if (signature !== undefined) {
@@ -121,10 +121,17 @@ function inFlightError(): DecisionOutcome {
   return { kind: 'error', error: errors.idempotencyInFlight('a request with this Idempotency-Key is still being processed; retry shortly', 'Idempotency-Key') };
 }
 
-/** The signature object as canon text (its members are strings, checked by the schema). */
-function plainStrings(v: JsonValue): CanonValue {
-  if (!isJsonObject(v)) return null;
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x === 'string' ? x : null]));
+/**
+ * canon_v1 of the signature object, written out: the schema admits exactly the members key_id,
+ * nonce and signature, all strings, so these are the bytes canonicalJson would give (a member
+ * that is not a string is null), without sorting keys or copying the object on the signed path.
+ */
+export function signatureCanon(v: JsonValue): string {
+  const member = (name: string) => {
+    const x = isJsonObject(v) ? v[name] : undefined;
+    return typeof x === 'string' ? canonicalJson(x) : 'null';
+  };
+  return `{"key_id":${member('key_id')},"nonce":${member('nonce')},"signature":${member('signature')}}`;
 }
 
 function nonceOf(signature: JsonValue): string | undefined {
