@@ -28,8 +28,16 @@ export class VerifierThread {
   private queuedFrom = 0;
 
   private readyNow: () => void = () => undefined;
-  /** Resolves once checks go to the worker (tests and benchmarks wait for it). */
-  readonly whenReady: Promise<void> = new Promise((resolve) => (this.readyNow = resolve));
+  private neverReady: (err: Error) => void = () => undefined;
+  /** Resolves once checks go to the worker; rejects if it fails or is closed first (tests wait for it). */
+  readonly whenReady: Promise<void> = new Promise((resolve, reject) => {
+    this.readyNow = resolve;
+    this.neverReady = reject;
+  });
+
+  constructor() {
+    this.whenReady.catch(() => undefined); // nobody need wait for it
+  }
 
   /** Starts the worker, which loads the TypeScript sources through tsx, resolved from this file. */
   private start(): void {
@@ -98,6 +106,7 @@ export class VerifierThread {
 
   /** Answers every job still out here, and every later one too. */
   private fail(): void {
+    if (!this.ready) this.neverReady(new Error('the verifier thread stopped before it was ready; checks run on the event loop'));
     this.failed = true;
     this.queued = [];
     for (const { job, resolve } of this.waiting.values()) resolve(verifyRaw(job.publicKey, Buffer.from(job.message, 'utf8'), job.signature));

@@ -63,3 +63,11 @@ test('a packed batch unpacks to the same keys, signatures and UTF-8 messages', (
     assert.equal(Buffer.from(u.message).toString('utf8'), all[i]!.message);
   });
 });
+
+test('a verifier closed before its worker is up says so instead of leaving waiters hanging', async () => {
+  const verifier = new VerifierThread().warmUp();
+  await verifier.close();
+  await assert.rejects(verifier.whenReady, /stopped before it was ready/);
+  const all = jobs(6);
+  assert.deepEqual(await run(verifier.verify, all), expected(all), 'checks still run, here');
+});
