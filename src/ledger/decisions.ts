@@ -74,7 +74,8 @@ export class DecisionService {
     if (signature !== undefined) {
       const checked = await this.o.checkSignature(agent, signature, payload);
       // A replay must not depend on the key still being valid, so a failed check first looks
-      // for one. A write that passes finds an earlier use of its key inside the append.
+      // for one. A write that passes finds an earlier use of its Idempotency-Key inside the
+      // append, which checks that before the signing key and the nonce.
       if (!checked.ok) return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? { kind: 'error', error: checked.error };
       envelope = checked.envelope;
     }
@@ -96,12 +97,10 @@ export class DecisionService {
         return { kind: 'created', ...outcome.response };
       case 'agent_not_active':
         return { kind: 'error', error: errors.agentNotActive(`agent ${agent.handle} is not active`) };
-      // A replay of a signed decision uses its nonce again and may come after its key was revoked.
       case 'nonce_used':
-        return (await this.replay(agent.id, idempotencyKey, fingerprint))
-          ?? { kind: 'error', error: errors.invalidRequest('this nonce has already been used by a recorded decision', 'signature.nonce') };
+        return { kind: 'error', error: errors.invalidRequest('this nonce has already been used by a recorded decision', 'signature.nonce') };
       case 'key_revoked':
-        return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? { kind: 'error', error: revokedKeyError(envelope?.key_id ?? '') };
+        return { kind: 'error', error: revokedKeyError(envelope?.key_id ?? '') };
       case 'idempotency_conflict':
         return (await this.replay(agent.id, idempotencyKey, fingerprint)) ?? inFlightError();
     }

@@ -90,7 +90,10 @@ export type ChainPositioner = (p: {
 
 export type AppendOutcome =
   | { kind: 'recorded'; record: StoredRecord; response: { status: number; body: string } }
-  /** Another request recorded this idempotency key first (a race between processes). */
+  /**
+   * An earlier request recorded this idempotency key (a repeat, or a race between processes).
+   * Checked before the signing key and the nonce, so a repeat is always reported as this.
+   */
   | { kind: 'idempotency_conflict' }
   | { kind: 'nonce_used' }
   | { kind: 'agent_not_active' }

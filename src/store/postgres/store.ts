@@ -316,25 +316,24 @@ async function refuseRevokedKeys(c: pg.PoolClient, batch: PendingRecord[], outco
 async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
   const heads = await lockHeads(c, [...new Set(batch.map((p) => p.agentId))].sort());
   const outcomes: (AppendOutcome | null)[] = batch.map((p) => (heads.get(p.agentId)?.active ? null : { kind: 'agent_not_active' }));
-  await refuseRevokedKeys(c, batch, outcomes);
 
+  // A used Idempotency-Key is found before anything else, as on SQLite, so a repeated request
+  // replays even after its signing key was revoked or with its nonce spent.
   const wantIdem = batch.flatMap((p, i) => (outcomes[i] === null && p.idempotency
     ? [{ i, agentId: p.agentId, value: p.idempotency.key, extra: p.idempotency.fingerprint }] : []));
   const wonIdem = await claim(c, CLAIM_IDEMPOTENCY, wantIdem);
   for (const x of wantIdem) if (!wonIdem.has(x.i)) outcomes[x.i] = { kind: 'idempotency_conflict' };
 
+  await refuseRevokedKeys(c, batch, outcomes);
   const wantNonce = batch.flatMap((p, i) => (outcomes[i] === null && p.signature ? [{ i, agentId: p.agentId, value: p.signature.nonce }] : []));
   const wonNonce = await claim(c, CLAIM_NONCE, wantNonce);
-  const releaseIdem: { agentId: string; key: string }[] = [];
-  for (const x of wantNonce) {
-    if (wonNonce.has(x.i)) continue;
-    outcomes[x.i] = { kind: 'nonce_used' };
-    const idem = batch[x.i]!.idempotency;
-    if (idem) releaseIdem.push({ agentId: x.agentId, key: idem.key });
-  }
+  for (const x of wantNonce) if (!wonNonce.has(x.i)) outcomes[x.i] = { kind: 'nonce_used' };
+
+  // A request refused after it claimed its Idempotency-Key gives the key back: only a recorded result is kept.
+  const releaseIdem = wantIdem.filter((x) => wonIdem.has(x.i) && outcomes[x.i] !== null);
   if (releaseIdem.length > 0) {
     await c.query('DELETE FROM idempotency_keys WHERE (agent_id, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-      [releaseIdem.map((r) => r.agentId), releaseIdem.map((r) => r.key)]);
+      [releaseIdem.map((r) => r.agentId), releaseIdem.map((r) => r.value)]);
   }
 
   const newest = (await c.query('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1')).rows as Row[];
