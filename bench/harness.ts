@@ -5,6 +5,7 @@ import autocannon, { type Request } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ChildQuestion, EventLoopTimes } from './child.ts';
 
 /** How load is applied; every suite that uses this harness has these settings. */
@@ -45,6 +46,23 @@ export type Figures = {
 
 /** A bad command-line flag: bench/run.ts prints it with the suite's usage, without a stack trace. */
 export class UsageError extends Error {}
+
+type FlagOptions = NonNullable<ParseArgsConfig['options']>;
+
+/** A suite's flags parsed strictly (an unknown or malformed flag is a UsageError). */
+export function suiteFlags<T extends FlagOptions>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, strict: true }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** A flag's whole-number value of at least `min`, or a UsageError naming the flag. */
+export function integerFlag(name: string, raw: string, min: number): number {
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
 
 export type ChildServer = {
   url: string;

@@ -16,13 +16,12 @@ import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import type { Request } from 'autocannon';
 import { canonicalJson } from '../src/core/canon.ts';
 import { sha256Hex } from '../src/core/sha256.ts';
 import { readLines } from '../src/cli/verify-sources.ts';
 import { openStore } from '../src/store/open.ts';
-import { benchPath, fixed, load, markdownTable, progress, startChild, UsageError, type ChildServer, type Figures } from './harness.ts';
+import { benchPath, fixed, integerFlag, load, markdownTable, progress, startChild, suiteFlags, type ChildServer, type Figures } from './harness.ts';
 import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { seed } from './seed.ts';
 
@@ -271,32 +270,19 @@ export async function readBench(o: ReadBenchOptions): Promise<string> {
 
 /** The suite's flags (bench/run.ts passes them through); a bad flag is a UsageError. */
 export function readOptions(argv: string[]): ReadBenchOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        records: { type: 'string', default: '10000' },
-        duration: { type: 'string', default: '10' },
-        warmup: { type: 'string', default: '2' },
-        connections: { type: 'string', default: '4' },
-        'no-postgres': { type: 'boolean', default: false },
-        'no-verify': { type: 'boolean', default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values } = parsed;
-  const int = (name: string, raw: string, min: number) => {
-    if (!/^[0-9]+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`);
-    return Number(raw);
-  };
+  const values = suiteFlags(argv, {
+    records: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '4' },
+    'no-postgres': { type: 'boolean', default: false },
+    'no-verify': { type: 'boolean', default: false },
+  });
   return {
-    records: values.records!.split(',').map((s) => int('records', s.trim().replace(/_/g, ''), 1)),
-    duration: int('duration', values.duration!, 1),
-    warmup: int('warmup', values.warmup!, 0),
-    connections: int('connections', values.connections!, 1),
+    records: values.records.split(',').map((s) => integerFlag('records', s.trim().replace(/_/g, ''), 1)),
+    duration: integerFlag('duration', values.duration, 1),
+    warmup: integerFlag('warmup', values.warmup, 0),
+    connections: integerFlag('connections', values.connections, 1),
     postgres: !values['no-postgres'],
     verify: !values['no-verify'],
   };

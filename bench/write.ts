@@ -5,10 +5,9 @@
 // survives a noisy machine. Afterwards every server is killed and its database reopened:
 // every record id the benchmark saw acknowledged must be in it.
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import {
   benchPath, combineRounds, fixed, markdownTable, measureInRounds, median, progress, SETTLE_MS, startChild, warmUp,
-  UsageError, type ChildServer, type Figures, type LoadOptions, type Target,
+  integerFlag, suiteFlags, type ChildServer, type Figures, type LoadOptions, type Target,
 } from './harness.ts';
 import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase, type DurableCheck } from './databases.ts';
 import { createAgents, signBodies, signedWrites, unsignedWrites, type Acknowledged } from './decision-load.ts';
@@ -28,33 +27,21 @@ export type WriteOptions = LoadOptions & {
 
 /** The write suite's flags (listed in bench/README.md); a UsageError for anything else. */
 export function writeOptions(argv: string[]): WriteOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        duration: { type: 'string', default: '10' },
-        rounds: { type: 'string', default: '5' },
-        warmup: { type: 'string', default: '3' },
-        connections: { type: 'string', default: '64' },
-        agents: { type: 'string', default: '200' },
-        'no-postgres': { type: 'boolean', default: false },
-        profile: { type: 'string' },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const int = (name: string, raw: string, min: number) => {
-    if (!/^[0-9]+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name} must be an integer of at least ${min}, got ${JSON.stringify(raw)}`);
-    return Number(raw);
-  };
+  const values = suiteFlags(argv, {
+    duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '64' },
+    agents: { type: 'string', default: '200' },
+    'no-postgres': { type: 'boolean', default: false },
+    profile: { type: 'string' },
+  });
   return {
-    duration: int('duration', values.duration, 1),
-    rounds: int('rounds', values.rounds, 1),
-    warmup: int('warmup', values.warmup, 0),
-    connections: int('connections', values.connections, 1),
-    agents: int('agents', values.agents, 1),
+    duration: integerFlag('duration', values.duration, 1),
+    rounds: integerFlag('rounds', values.rounds, 1),
+    warmup: integerFlag('warmup', values.warmup, 0),
+    connections: integerFlag('connections', values.connections, 1),
+    agents: integerFlag('agents', values.agents, 1),
     postgres: !values['no-postgres'],
     profileDir: values.profile ?? null,
   };
