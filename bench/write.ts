@@ -23,6 +23,8 @@ export type WriteOptions = LoadOptions & {
   agents: number;
   /** Measure PostgreSQL too (skipped with a note when it cannot be reached). */
   postgres: boolean;
+  /** Measure the ladder's rungs (bench/ladder-server.ts) too. */
+  ladder: boolean;
 };
 
 /** The write suite's flags (listed in bench/README.md); a UsageError for anything else. */
@@ -34,6 +36,7 @@ export function writeOptions(argv: string[]): WriteOptions {
     connections: { type: 'string', default: '64' },
     agents: { type: 'string', default: '200' },
     'no-postgres': { type: 'boolean', default: false },
+    'no-ladder': { type: 'boolean', default: false },
     profile: { type: 'string' },
   });
   return {
@@ -43,17 +46,20 @@ export function writeOptions(argv: string[]): WriteOptions {
     connections: integerFlag('connections', values.connections, 1),
     agents: integerFlag('agents', values.agents, 1),
     postgres: !values['no-postgres'],
+    ladder: !values['no-ladder'],
     profileDir: values.profile ?? null,
   };
 }
 
 type Kind = BenchDatabase['kind'];
-type WriteTarget = Target & { db: BenchDatabase | null; acked: Acknowledged };
+/** `db` is the database whose records are checked afterwards; a rung stores nothing, so has none. */
+type WriteTarget = Target & { db: BenchDatabase | null; acked: Acknowledged; rung: boolean };
 type Row = { target: WriteTarget; figures: Figures; ratios: number[]; check: DurableCheck | null };
 
 
 // Write limit lifted so it never binds; the limiter still runs on every request.
-const serverEnv = (databaseUrl: string) => serviceEnv(databaseUrl, { LEDGER_LOG_LEVEL: LOG_LEVEL, LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_LIMIT) });
+const serverEnv = (databaseUrl: string, extra: NodeJS.ProcessEnv = {}) =>
+  serviceEnv(databaseUrl, { LEDGER_LOG_LEVEL: LOG_LEVEL, LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_LIMIT), ...extra });
 
 /** Everything started so far, so a failure half-way still kills every child and drops every database. */
 class Fleet {
@@ -63,10 +69,10 @@ class Fleet {
 
   constructor(private readonly o: WriteOptions) {}
 
-  async start(label: string, script: string, env: NodeJS.ProcessEnv, db: BenchDatabase | null, requests: Target['requests'], acked: Acknowledged): Promise<WriteTarget> {
+  async start(label: string, script: string, env: NodeJS.ProcessEnv, db: BenchDatabase | null, requests: Target['requests'], acked: Acknowledged, rung = false): Promise<WriteTarget> {
     const server = await startChild(benchPath(script), env, this.o.profileDir);
     this.servers.push(server);
-    const target = { label, server, requests, db, acked };
+    const target = { label, server, requests, db, acked, rung };
     this.targets.push(target);
     return target;
   }
@@ -96,6 +102,37 @@ async function startCeiling(fleet: Fleet, o: WriteOptions): Promise<WriteTarget>
   return target;
 }
 
+/** Signed bodies enough for warm-up and every round at twice `rps`: a body sent twice would reuse its nonce. */
+const signedBodyCount = (rps: number, o: WriteOptions) => Math.max(20_000, Math.ceil(rps * (o.warmup + o.duration) * 2));
+
+/**
+ * The ladder: the SQLite service with layers of the record path taken away (ladder-server.ts),
+ * on one fresh database of agents that nothing is ever appended to. Between the ceiling and the
+ * full write, each rung shows what one layer costs.
+ */
+async function startLadder(fleet: Fleet, o: WriteOptions): Promise<void> {
+  const db = fleet.freshDatabase('sqlite');
+  progress(`ladder: creating ${o.agents} agents on a fresh SQLite database that will stay empty of records`);
+  const agents = await createAgents(db.url, o.agents);
+  const rung = (name: string) => serverEnv(db.url, { BENCH_RUNG: name });
+  const guards = await fleet.start(RUNG_LABELS.guards, './ladder-server.ts', rung('guards'), null, unsignedWrites(agents, null), new Set(), true);
+  progress('ladder: warming up the guards-only rung');
+  await warmUp(guards, o);
+  const unstored = await fleet.start(RUNG_LABELS.unsigned, './ladder-server.ts', rung('unstored'), null, unsignedWrites(agents, null), new Set(), true);
+  progress('ladder: warming up the unstored rung, unsigned');
+  const warm = await warmUp(unstored, o, Math.max(1, o.warmup));
+  const bodies = signBodies(agents, signedBodyCount(warm?.rps ?? 0, o));
+  const signed = await fleet.start(RUNG_LABELS.signed, './ladder-server.ts', rung('unstored'), null, signedWrites(bodies, null), new Set(), true);
+  progress('ladder: warming up the unstored rung, signed');
+  await warmUp(signed, o);
+}
+
+const RUNG_LABELS = {
+  guards: 'rung: SQLite service, guards only, no record path',
+  unsigned: 'rung: record path, append not stored, unsigned',
+  signed: 'rung: record path, append not stored, signed',
+};
+
 /** Starts the unsigned and the signed target on two fresh databases of one kind, warmed up. */
 async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<void> {
   const name = storeName(kind);
@@ -111,9 +148,8 @@ async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<vo
   progress(`${name}: warming up the unsigned target`);
   const warm = await warmUp(unsigned, o, Math.max(1, o.warmup));
 
-  // Enough signed bodies for warm-up and every round at twice the unsigned rate; a body sent
-  // twice would reuse its nonce and be refused, which the report would show as non-2xx.
-  const count = Math.max(20_000, Math.ceil((warm?.rps ?? 0) * (o.warmup + o.duration) * 2));
+  // A body sent twice would reuse its nonce and be refused, which the report would show as non-2xx.
+  const count = signedBodyCount(warm?.rps ?? 0, o);
   progress(`${name}: signing ${count} bodies before the clock starts`);
   const bodies = signBodies(signedAgents, count);
   const signedAcked: Acknowledged = new Set();
@@ -123,7 +159,9 @@ async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<vo
   await warmUp(signed, o);
 }
 
-function durableCell(check: DurableCheck | null): string {
+function durableCell(row: Row): string {
+  const check = row.check;
+  if (row.target.rung) return 'n/a: stores nothing';
   if (!check) return 'n/a';
   const lost = check.acked - check.found;
   const unanswered = check.records - check.found;
@@ -145,6 +183,32 @@ function cpuMultiple(row: Row, ceiling: Row): string {
   return a === null || b === null ? 'n/a' : `${fixed(a / b, 1)}×`;
 }
 
+/** The ladder read top to bottom: what each layer of an unsigned SQLite write adds, in ratio and in CPU. */
+function ladderLines(rows: Row[], rounds: Figures[][]): string[] {
+  const at = (pick: (r: Row) => boolean) => rows.findIndex(pick);
+  const steps = [
+    { name: 'ceiling', i: 0 },
+    { name: 'guards only', i: at((r) => r.target.label === RUNG_LABELS.guards) },
+    { name: 'record path without storage', i: at((r) => r.target.label === RUNG_LABELS.unsigned) },
+    { name: 'with the SQLite append', i: at((r) => r.target.db?.kind === 'sqlite' && r.target.label.endsWith('unsigned')) },
+  ];
+  if (steps.some((s) => s.i < 0)) return [];
+  const cpu = (i: number) => rows[i]!.figures.serverCpuMs;
+  const walk = steps.map(({ name, i }, k) => {
+    const before = k > 0 ? cpu(steps[k - 1]!.i) : null;
+    const now = cpu(i);
+    const added = before !== null && now !== null ? `, +${fixed(now - before, 3)} ms` : '';
+    return `${name} ${fixed(median(rows[i]!.ratios))} (${now === null ? 'n/a' : fixed(now, 3)} ms CPU${added})`;
+  });
+  const signed = at((r) => r.target.label === RUNG_LABELS.signed);
+  const unsigned = steps[2]!.i;
+  const perRound = rounds[signed]!.map((f, r) => f.rps / rounds[unsigned]![r]!.rps);
+  return [
+    `- where an unsigned SQLite write's time goes (ratio to the ceiling, server CPU per request, what the layer added): ${walk.join(' → ')}`,
+    `- signed / unsigned on the record path without storage: ${fixed(median(perRound))} (what the signature costs before any storage)`,
+  ];
+}
+
 function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: Map<Kind, string>, skipped: string | null, load: string): string {
   const ceilingRounds = rounds[0]!.map((f) => fixed(f.rps, 0));
   const table = rows.map((r) => [
@@ -156,7 +220,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     r.figures.serverCpuMs === null ? 'n/a' : fixed(r.figures.serverCpuMs, 3),
     r.figures.eventLoopBusy === null ? 'n/a' : `${fixed(r.figures.eventLoopBusy * 100, 0)}%`,
     String(r.figures.non2xx),
-    durableCell(r.check),
+    durableCell(r),
   ]);
   const lines = [
     '## Decision writes',
@@ -182,6 +246,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     signedRatios.set(kind, median(perRound));
     lines.push(`- ${storeName(kind)}: signed / unsigned = ${fixed(median(perRound))} (median over rounds); durability: ${durability.get(kind)}`);
   }
+  lines.push(...ladderLines(rows, rounds));
   if (skipped) lines.push(`- PostgreSQL skipped: ${skipped}`);
   const notes = rows.map(statusNote).filter((n) => n !== null);
   if (notes.length > 0) lines.push('', 'Answers other than 2xx:', ...notes);
@@ -210,6 +275,7 @@ export async function writeBench(o: WriteOptions): Promise<string> {
   const fleet = new Fleet(o);
   try {
     await startCeiling(fleet, o);
+    if (o.ladder) await startLadder(fleet, o);
     await startStore(fleet, 'sqlite', o);
     if (skipped === null) await startStore(fleet, 'postgres', o);
     const rounds = await measureInRounds(fleet.targets, o);

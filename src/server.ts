@@ -20,7 +20,7 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
   }
 }
 
-export async function startServer(config: Config): Promise<{ ledger: LedgerApp; url: string; stop: () => Promise<void> }> {
+export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
   const store = await openMigrated(config.databaseUrl);
   const verifier = new VerifierThread();
   const ledger = await buildApp({
@@ -36,5 +36,5 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await verifier.close();
     await store.close();
   })());
-  return { ledger, url, stop };
+  return { ledger, store, url, stop };
 }
