@@ -160,8 +160,8 @@ async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<vo
 }
 
 function durableCell(row: Row): string {
-  const check = row.check;
   if (row.target.rung) return 'n/a: stores nothing';
+  const check = row.check;
   if (!check) return 'n/a';
   const lost = check.acked - check.found;
   const unanswered = check.records - check.found;
