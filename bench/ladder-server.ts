@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.ts';
 import { decisionResponse } from '../src/ledger/decisions.ts';
 import { startServer } from '../src/server.ts';
 import type { AppendOutcome, ChainPositioner, PendingRecord, StoredRecord } from '../src/store/port.ts';
+import { sortKeyOf } from '../src/store/rows.ts';
 import { serveAsChild } from './child.ts';
 
 type Head = { seq: number; hash: string; recordedAt: string };
@@ -26,7 +27,7 @@ function appendInMemory(): (batch: PendingRecord[], position: ChainPositioner) =
     const seq = (head?.seq ?? 0) + 1;
     const prevHash = head?.hash ?? GENESIS_PREV_HASH;
     const { id, recordedAt, chainHash } = position({ pending, seq, prevHash, prevRecordedAt: head?.recordedAt ?? null, newestSortKey });
-    newestSortKey = id.slice(id.indexOf('_') + 1);
+    newestSortKey = sortKeyOf(id);
     heads.set(pending.agentId, { seq, hash: chainHash, recordedAt });
     const record: StoredRecord = { ...pending, id, recordedAt, chainHash, prevHash, chainSeq: seq };
     return { kind: 'recorded', record, response: pending.respond(record) };

@@ -5,9 +5,9 @@ import { DECIMAL_PATTERN } from '../core/decimal.ts';
 import { ASSET_CLASSES, DECISION_ACTIONS } from '../core/decision.ts';
 import { RECORD_ID_PATTERN } from '../ledger/ids.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
+import { ALL_SCOPES, AGENT_STATUSES } from '../store/port.ts';
 
 export { RECORD_ID_PATTERN };
-import { ALL_SCOPES, AGENT_STATUSES } from '../store/port.ts';
 
 export const stringEnum = <T extends string>(values: readonly T[], options: object = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });

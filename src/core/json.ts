@@ -319,12 +319,12 @@ export function readJson(text: string): { ok: true; value: JsonValue } | { ok: f
   }
 }
 
-/** The same tree with JsonNumber as `Number(text)`, for JSON-schema type checks. */
 /** A JSON object (not an array, not null, not a number). */
 export function isJsonObject(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
 }
 
+/** The same tree with JsonNumber as `Number(text)`, for JSON-schema type checks. */
 export function toPlain(v: JsonValue): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (v instanceof JsonNumber) return Number(v.text);

@@ -9,19 +9,27 @@ import type { RecordType } from '../core/chain.ts';
 // randomness from a pooled buffer. API key secrets do not: they come straight from randomBytes.
 const pool = { bytes: randomBytes(4096), at: 0 };
 
-/** `n` (at most 4096) fresh random bytes, each handed out once. */
-export function pooledRandomBytes(n: number): Uint8Array {
+/** Where the next `n` (at most 4096) unused bytes of the pool start; refills it when short. */
+function takeFromPool(n: number): number {
   if (pool.at + n > pool.bytes.length) {
     pool.bytes = randomBytes(4096);
     pool.at = 0;
   }
-  const bytes = pool.bytes.subarray(pool.at, pool.at + n);
+  const at = pool.at;
   pool.at += n;
-  return bytes;
+  return at;
 }
 
+/** `n` (at most 4096) fresh random bytes, each handed out once. */
+export function pooledRandomBytes(n: number): Uint8Array {
+  const at = takeFromPool(n);
+  return pool.bytes.subarray(at, at + n);
+}
+
+/** One random byte as a fraction, for ulid's generator: 16 of these make an id, so no view per byte. */
 function pooledRandom(): number {
-  return pooledRandomBytes(1)[0]! / 256;
+  const at = takeFromPool(1);
+  return pool.bytes[at]! / 256;
 }
 
 const nextUlid = monotonicFactory(pooledRandom);
@@ -41,6 +49,11 @@ export function recordId(type: RecordType, timeMs: number, newest: string | null
 export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
 const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
 export const isRecordId = (id: string): boolean => RECORD_ID.test(id);
+
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** Identifiers and labels (nonces, Idempotency-Keys, key labels) never hold U+0000..U+001F or U+007F. */
+export const hasControlCharacter = (s: string): boolean => CONTROL_CHARACTER.test(s);
 
 export const agentId = (): string => 'agt_' + nextUlid();
 export const apiKeyId = (): string => 'key_' + nextUlid();

@@ -8,6 +8,7 @@ import { b64urlDecode } from '../core/base64url.ts';
 import type { Agent, LedgerStore, SigningKey } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
+import { hasControlCharacter } from './ids.ts';
 
 const nextUlid = monotonicFactory();
 
@@ -81,7 +82,7 @@ function checkPoint(raw: Uint8Array): Result<Uint8Array> {
 export function labelProblem(label: string): string | null {
   const length = [...label].length;
   if (length < 1 || length > LABEL_MAX_LENGTH) return `label must be 1 to ${LABEL_MAX_LENGTH} characters`;
-  if (/[\u0000-\u001f\u007f]/.test(label)) return 'label cannot hold control characters (line breaks, tabs, NUL)';
+  if (hasControlCharacter(label)) return 'label cannot hold control characters (line breaks, tabs, NUL)';
   return null;
 }
 

@@ -11,13 +11,14 @@ import type { Agent, LedgerStore } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import type { SignatureCheck } from './decisions.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
+import { hasControlCharacter } from './ids.ts';
 import { verifyHere, type Ed25519Verifier } from './verifier-thread.ts';
 
 const CACHE_LIMIT = 10_000;
 
 /** Why a nonce cannot be used (it is an identifier: no control characters), or null. */
 export function nonceProblem(nonce: string, param: string): string | null {
-  return /[\u0000-\u001f\u007f]/.test(nonce) ? `${param} cannot hold control characters` : null;
+  return hasControlCharacter(nonce) ? `${param} cannot hold control characters` : null;
 }
 
 export type Assertion = { payload: string; contentHash: string };

@@ -6,6 +6,7 @@ import type { JsonValue } from '../../core/json.ts';
 import { isJsonObject } from '../../core/json.ts';
 import { decisionResponse, type DecisionService } from '../../ledger/decisions.ts';
 import { errors } from '../../ledger/errors.ts';
+import { hasControlCharacter } from '../../ledger/ids.ts';
 import type { LedgerStore, StoredRecord } from '../../store/port.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
 import { ApiError, sendError } from '../errors.ts';
@@ -21,7 +22,6 @@ export type DecisionRoutesOptions = {
 };
 
 const IDEMPOTENCY_KEY = 'idempotency-key';
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
   const key = request.headers[IDEMPOTENCY_KEY];
@@ -29,7 +29,7 @@ function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done:
     sendError(request, reply, errors.missingIdempotencyKey('POST /v1/decisions needs an Idempotency-Key header (8 to 255 characters, unique per decision)', 'Idempotency-Key'));
     return;
   }
-  if (typeof key !== 'string' || key.length < 8 || key.length > 255 || CONTROL_CHARACTER.test(key)) {
+  if (typeof key !== 'string' || key.length < 8 || key.length > 255 || hasControlCharacter(key)) {
     sendError(request, reply, errors.invalidRequest('Idempotency-Key must be one value of 8 to 255 characters, without control characters', 'Idempotency-Key'));
     return;
   }

@@ -220,6 +220,8 @@ export class SqliteStore implements LedgerStore {
     if (!this.walSync) return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
     this.walSync.assertHealthy();
     await this.checkpointer?.beforeAppend();
+    // db.pragma each time, not a statement prepared once: SQLite applies `synchronous` while it
+    // compiles the pragma, so re-running a prepared one does not reliably set it (tried).
     this.db.pragma('synchronous = NORMAL');
     let outcomes: AppendOutcome[];
     try {
