@@ -1,9 +1,10 @@
 // Ed25519 verification off the event loop. One verify costs about as much as a third of an
 // unsigned write, so the record path hands signatures to a worker thread: checks requested in
 // one turn of the event loop go over as one transferred buffer (verify-batch.ts) and come back
-// as one message, while the event loop parses the next requests. The worker starts with the
-// first check; until it is up, and for good if it fails, checks run here instead: slower,
-// never skipped.
+// as one message, while the event loop parses the next requests. The worker runs at the lowest
+// priority (verifier-worker.ts), so a batch it has not answered within `lateAfterMs` (a starved
+// worker on a busy machine) is checked here instead. The worker starts with the first check;
+// until it is up, and for good if it fails, checks run here too: slower, never skipped.
 import { Worker } from 'node:worker_threads';
 import { verifyRaw } from './ed25519.ts';
 import { packable, packJobs, type VerifyJob } from './verify-batch.ts';
@@ -16,6 +17,17 @@ export type Ed25519Verifier = (publicKey: Uint8Array, message: string, signature
 export const verifyHere: Ed25519Verifier = async (publicKey, message, signature) =>
   verifyRaw(publicKey, Buffer.from(message, 'utf8'), signature);
 
+export type VerifierThreadOptions = {
+  /** How long a sent batch may go unanswered before its checks run on the event loop. */
+  lateAfterMs?: number;
+  /** Told the size of each batch checked here because the worker was late. */
+  onLate?: (jobs: number) => void;
+  /** The worker's module (tests swap in one that never answers). */
+  workerEntry?: URL;
+};
+
+const checkHere = (job: VerifyJob): boolean => verifyRaw(job.publicKey, Buffer.from(job.message, 'utf8'), job.signature);
+
 export class VerifierThread {
   private worker: Worker | null = null;
   private ready = false;
@@ -26,6 +38,11 @@ export class VerifierThread {
   private readonly waiting = new Map<number, { job: VerifyJob; resolve: (ok: boolean) => void }>();
   private nextJob = 0;
   private queuedFrom = 0;
+  /** Batches sent and not yet answered, by first job number, each with its lateness timer. */
+  private readonly sent = new Map<number, { count: number; late: NodeJS.Timeout }>();
+  private readonly lateAfterMs: number;
+  private readonly onLate: (jobs: number) => void;
+  private readonly workerEntry: URL;
 
   private readyNow: () => void = () => undefined;
   private neverReady: (err: Error) => void = () => undefined;
@@ -35,14 +52,17 @@ export class VerifierThread {
     this.neverReady = reject;
   });
 
-  constructor() {
+  constructor(options: VerifierThreadOptions = {}) {
+    this.lateAfterMs = options.lateAfterMs ?? 200;
+    this.onLate = options.onLate ?? (() => undefined);
+    this.workerEntry = options.workerEntry ?? new URL('./verifier-worker.ts', import.meta.url);
     this.whenReady.catch(() => undefined); // nobody need wait for it
   }
 
   /** Starts the worker, which loads the TypeScript sources through tsx, resolved from this file. */
   private start(): void {
     const tsx = import.meta.resolve('tsx/esm/api');
-    const entry = new URL('./verifier-worker.ts', import.meta.url).href;
+    const entry = this.workerEntry.href;
     const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
     const worker = new Worker(bootstrap, { eval: true, execArgv: [] });
     worker.unref();
@@ -92,16 +112,33 @@ export class VerifierThread {
     const jobs = this.queued;
     this.queued = [];
     if (jobs.length === 0 || !this.worker) return;
+    const first = this.queuedFrom;
     const bytes = packJobs(jobs);
-    this.worker.postMessage({ first: this.queuedFrom, bytes }, [bytes.buffer as ArrayBuffer]);
+    this.worker.postMessage({ first, bytes }, [bytes.buffer as ArrayBuffer]);
+    this.sent.set(first, { count: jobs.length, late: setTimeout(() => this.checkLateBatch(first), this.lateAfterMs) });
   }
 
   private answered({ first, results }: VerifyAnswer): void {
-    results.forEach((result, i) => {
-      const waiting = this.waiting.get(first + i);
-      this.waiting.delete(first + i);
-      waiting?.resolve(result === 1);
-    });
+    const batch = this.sent.get(first);
+    if (!batch) return; // already checked here: it came too late
+    clearTimeout(batch.late);
+    this.sent.delete(first);
+    results.forEach((result, i) => this.settle(first + i, () => result === 1));
+  }
+
+  private checkLateBatch(first: number): void {
+    const batch = this.sent.get(first);
+    if (!batch) return;
+    this.sent.delete(first);
+    this.onLate(batch.count);
+    for (let i = 0; i < batch.count; i++) this.settle(first + i, checkHere);
+  }
+
+  private settle(jobNumber: number, answer: (job: VerifyJob) => boolean): void {
+    const waiting = this.waiting.get(jobNumber);
+    if (!waiting) return;
+    this.waiting.delete(jobNumber);
+    waiting.resolve(answer(waiting.job));
   }
 
   /** Answers every job still out here, and every later one too. */
@@ -109,7 +146,9 @@ export class VerifierThread {
     if (!this.ready) this.neverReady(new Error('the verifier thread stopped before it was ready; checks run on the event loop'));
     this.failed = true;
     this.queued = [];
-    for (const { job, resolve } of this.waiting.values()) resolve(verifyRaw(job.publicKey, Buffer.from(job.message, 'utf8'), job.signature));
+    for (const { late } of this.sent.values()) clearTimeout(late);
+    this.sent.clear();
+    for (const { job, resolve } of this.waiting.values()) resolve(checkHere(job));
     this.waiting.clear();
   }
 }

@@ -1,7 +1,8 @@
 // The verifier thread (src/ledger/verifier-thread.ts) answers exactly as a check on the calling
-// thread would, job for job and in order, before its worker is up, while it runs, and for jobs
-// still out when it stops.
+// thread would, job for job and in order, before its worker is up, while it runs, for jobs still
+// out when it stops, and when its worker is too late; and its worker yields the CPU to the event loop.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { verifyRaw } from '../../src/ledger/ed25519.ts';
 import { VerifierThread, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
@@ -70,4 +71,47 @@ test('a verifier closed before its worker is up says so instead of leaving waite
   await assert.rejects(verifier.whenReady, /stopped before it was ready/);
   const all = jobs(6);
   assert.deepEqual(await run(verifier.verify, all), expected(all), 'checks still run, here');
+});
+
+test('a batch the worker has not answered in time is checked here, and its late answer is ignored', async () => {
+  const late: number[] = [];
+  const verifier = new VerifierThread({
+    lateAfterMs: 20,
+    onLate: (jobs) => late.push(jobs),
+    workerEntry: new URL('./fixtures/late-verifier.ts', import.meta.url),
+  }).warmUp();
+  try {
+    await verifier.whenReady;
+    const all = jobs(30);
+    assert.deepEqual(await run(verifier.verify, all), expected(all), 'the late worker says all verify; the answers here are right');
+    const sent = all.filter((j) => j.signature.length === 64).length; // a short signature never leaves the event loop
+    assert.equal(late.reduce((a, b) => a + b, 0), sent, 'every check sent was reported late');
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the worker's wrong answers arrive, to no one
+    assert.deepEqual(await run(verifier.verify, all.slice(0, 6)), expected(all.slice(0, 6)));
+  } finally {
+    await verifier.close();
+  }
+});
+
+/** Nice values of this process's threads, by thread id (Linux: field 19 of /proc/self/task/<tid>/stat). */
+function threadNiceValues(): Map<string, number> {
+  return new Map(readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return [tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+  }));
+}
+
+test('the worker runs at the lowest priority, and the event loop keeps its own', { skip: process.platform !== 'linux' && 'per-thread priorities are Linux only' }, async () => {
+  const before = threadNiceValues();
+  const verifier = new VerifierThread().warmUp();
+  let after: Map<string, number>;
+  try {
+    await verifier.whenReady;
+    after = threadNiceValues();
+  } finally {
+    await verifier.close();
+  }
+  const added = [...after].filter(([tid]) => !before.has(tid));
+  assert.ok(added.some(([, nice]) => nice === 19), `a new thread at nice 19 (new threads: ${JSON.stringify(added)})`);
+  assert.equal(after.get(String(process.pid)), before.get(String(process.pid)), 'the event loop thread keeps its priority');
 });
