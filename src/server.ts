@@ -3,7 +3,7 @@
 import { buildApp, type LedgerApp } from './api/app.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
-import { VerifierThread } from './ledger/verifier-thread.ts';
+import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -22,7 +22,7 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
 
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
   const store = await openMigrated(config.databaseUrl);
-  const verifier = new VerifierThread({ onLate: lateCheckWarning((message) => ledger.app.log.warn(message)) });
+  const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
   const ledger = await buildApp({
     store,
     config,
@@ -37,18 +37,4 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await store.close();
   })());
   return { ledger, store, url, stop };
-}
-
-/** Says, at most once a minute, how many signature checks ran on the event loop because the verifier thread was late. */
-function lateCheckWarning(warn: (message: string) => void, everyMs = 60_000): (jobs: number) => void {
-  let count = 0;
-  let lastWarned = -Infinity;
-  return (jobs) => {
-    count += jobs;
-    const now = Date.now();
-    if (now - lastWarned < everyMs) return;
-    warn(`${count} signature checks ran on the event loop because the verifier thread answered late: this machine has no CPU to spare for it`);
-    count = 0;
-    lastWarned = now;
-  };
 }

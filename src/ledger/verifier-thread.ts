@@ -152,3 +152,16 @@ export class VerifierThread {
     this.waiting.clear();
   }
 }
+
+/** An `onLate` that tells the operator, at most once per `everyMs`, how many checks ran on the event loop since it last did. */
+export function warnWhenLate(warn: (message: string) => void, everyMs = 60_000, now = Date.now): (jobs: number) => void {
+  let count = 0;
+  let warnedAt = -Infinity;
+  return (jobs) => {
+    count += jobs;
+    if (now() - warnedAt < everyMs) return;
+    warn(`${count} signature checks ran on the event loop because the verifier thread answered late: this machine has no CPU to spare for it`);
+    count = 0;
+    warnedAt = now();
+  };
+}

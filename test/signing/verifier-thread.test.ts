@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { verifyRaw } from '../../src/ledger/ed25519.ts';
-import { VerifierThread, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
+import { VerifierThread, warnWhenLate, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
 import { packJobs, unpackJobs } from '../../src/ledger/verify-batch.ts';
 import { newKeypair, sign } from './helpers.ts';
 
@@ -91,6 +91,21 @@ test('a batch the worker has not answered in time is checked here, and its late 
   } finally {
     await verifier.close();
   }
+});
+
+test('late checks are reported at most once a minute, with how many ran here since the last report', () => {
+  const said: string[] = [];
+  let clock = 1_000_000;
+  const onLate = warnWhenLate((message) => said.push(message), 60_000, () => clock);
+  onLate(5);
+  onLate(7);
+  clock += 59_999;
+  onLate(1);
+  assert.equal(said.length, 1);
+  clock += 1;
+  onLate(2);
+  assert.deepEqual(said.map((m) => Number(m.split(' ')[0])), [5, 10]);
+  assert.match(said[0]!, /verifier thread answered late/);
 });
 
 /** Nice values of this process's threads, by thread id (Linux: field 19 of /proc/self/task/<tid>/stat). */
