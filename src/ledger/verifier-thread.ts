@@ -22,7 +22,7 @@ export type VerifierThreadOptions = {
   lateAfterMs?: number;
   /** Told the size of each batch checked here because the worker was late. */
   onLate?: (jobs: number) => void;
-  /** The worker's module (tests swap in one that never answers). */
+  /** The worker's module (tests swap in one that answers late and wrong). */
   workerEntry?: URL;
 };
 
