@@ -205,9 +205,13 @@ function ladderLines(rows: Row[], rounds: Figures[][]): string[] {
   const perRound = rounds[signed]!.map((f, r) => f.rps / rounds[unsigned]![r]!.rps);
   return [
     `- where an unsigned SQLite write's time goes (ratio to the ceiling, server CPU per request, what the layer added): ${walk.join(' → ')}`,
-    `- signed / unsigned on the record path without storage: ${fixed(median(perRound))} (what the signature costs before any storage)`,
+    `- signed / unsigned on the record path without storage: ${overRounds(perRound)} (what the signature costs before any storage)`,
   ];
 }
+
+/** A per-round ratio as its median, with the spread that tells a real difference from this machine's noise. */
+const overRounds = (perRound: number[]) =>
+  `${fixed(median(perRound))} (median over rounds, which ranged ${fixed(Math.min(...perRound))} to ${fixed(Math.max(...perRound))})`;
 
 function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: Map<Kind, string>, skipped: string | null, load: string): string {
   const ceilingRounds = rounds[0]!.map((f) => fixed(f.rps, 0));
@@ -244,7 +248,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     if (unsigned < 0 || signed < 0) continue;
     const perRound = rounds[signed]!.map((s, i) => s.rps / rounds[unsigned]![i]!.rps);
     signedRatios.set(kind, median(perRound));
-    lines.push(`- ${storeName(kind)}: signed / unsigned = ${fixed(median(perRound))} (median over rounds); durability: ${durability.get(kind)}`);
+    lines.push(`- ${storeName(kind)}: signed / unsigned = ${overRounds(perRound)}; durability: ${durability.get(kind)}`);
   }
   lines.push(...ladderLines(rows, rounds));
   if (skipped) lines.push(`- PostgreSQL skipped: ${skipped}`);
