@@ -139,7 +139,6 @@ function nonceOf(signature: JsonValue): string | undefined {
   return typeof nonce === 'string' ? nonce : undefined;
 }
 
-
 function symbolOf(document: CanonValue): string | null {
   const symbol = (document as { [k: string]: CanonValue }).symbol;
   return typeof symbol === 'string' ? symbol : null;

@@ -13,9 +13,10 @@ import type { VerifyAnswer } from './verifier-worker.ts';
 /** Resolves whether `signature` is `publicKey`'s signature over the UTF-8 bytes of `message`. */
 export type Ed25519Verifier = (publicKey: Uint8Array, message: string, signature: Uint8Array) => Promise<boolean>;
 
+const checkHere = (job: VerifyJob): boolean => verifyRaw(job.publicKey, Buffer.from(job.message, 'utf8'), job.signature);
+
 /** Verifies on the calling thread. */
-export const verifyHere: Ed25519Verifier = async (publicKey, message, signature) =>
-  verifyRaw(publicKey, Buffer.from(message, 'utf8'), signature);
+export const verifyHere: Ed25519Verifier = async (publicKey, message, signature) => checkHere({ publicKey, message, signature });
 
 export type VerifierThreadOptions = {
   /** How long a sent batch may go unanswered before its checks run on the event loop. */
@@ -25,8 +26,6 @@ export type VerifierThreadOptions = {
   /** The worker's module (tests swap in one that answers late and wrong). */
   workerEntry?: URL;
 };
-
-const checkHere = (job: VerifyJob): boolean => verifyRaw(job.publicKey, Buffer.from(job.message, 'utf8'), job.signature);
 
 export class VerifierThread {
   private worker: Worker | null = null;
