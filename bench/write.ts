@@ -209,6 +209,28 @@ function ladderLines(rows: Row[], rounds: Figures[][]): string[] {
   ];
 }
 
+/** Event-loop time per answered write in one round (µs): the loop's busy share over the writes it answered. */
+const loopMicrosPerWrite = (f: Figures): number | null => (f.eventLoopBusy === null || f.rps === 0 ? null : (f.eventLoopBusy / f.rps) * 1e6);
+
+/**
+ * What a signature adds to one write, in server CPU (every thread, the verifier's included) and in
+ * event-loop time, beside the event-loop time the signed goal leaves it: the loop is the
+ * bottleneck of an unsigned write, so that is the budget a signature has to fit in.
+ */
+function signatureCost(unsigned: Row, signed: Row, unsignedRounds: Figures[], signedRounds: Figures[]): string {
+  const [u, s] = [unsigned.figures.serverCpuMs, signed.figures.serverCpuMs];
+  const cpu = u === null || s === null ? 'n/a' : `+${fixed(s - u, 3)} ms`;
+  const loop = (rounds: Figures[]) => {
+    const perRound = rounds.map(loopMicrosPerWrite);
+    return perRound.every((x) => x !== null) ? median(perRound as number[]) : null;
+  };
+  const [lu, ls] = [loop(unsignedRounds), loop(signedRounds)];
+  const loopPart = lu === null || ls === null
+    ? 'event loop per write n/a'
+    : `event loop per write ${fixed(lu, 0)} → ${fixed(ls, 0)} µs (+${fixed(ls - lu, 0)} µs; ${GOAL.signedRatio} of unsigned leaves it +${fixed(lu / GOAL.signedRatio - lu, 0)} µs)`;
+  return `what a signature adds to a write (medians over rounds): server CPU, every thread, ${cpu}; ${loopPart}`;
+}
+
 /** A per-round ratio as its median, with the spread that tells a real difference from this machine's noise. */
 const overRounds = (perRound: number[]) =>
   `${fixed(median(perRound))} (median over rounds, which ranged ${fixed(Math.min(...perRound))} to ${fixed(Math.max(...perRound))})`;
@@ -249,6 +271,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     const perRound = rounds[signed]!.map((s, i) => s.rps / rounds[unsigned]![i]!.rps);
     signedRatios.set(kind, median(perRound));
     lines.push(`- ${storeName(kind)}: signed / unsigned = ${overRounds(perRound)}; durability: ${durability.get(kind)}`);
+    lines.push(`  - ${signatureCost(rows[unsigned]!, rows[signed]!, rounds[unsigned]!, rounds[signed]!)}`);
   }
   lines.push(...ladderLines(rows, rounds));
   if (skipped) lines.push(`- PostgreSQL skipped: ${skipped}`);
