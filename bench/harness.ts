@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ChildQuestion, EventLoopTimes } from './child.ts';
+import { median } from './stats.ts';
 
 /** How load is applied; every suite that uses this harness has these settings. */
 export type LoadOptions = {
@@ -245,12 +246,6 @@ export async function measureInRounds(targets: Target[], o: LoadOptions): Promis
     }
   }
   return perTarget;
-}
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** One target's rounds as one set of figures: the median rate, percentiles over every round's samples, sums of counts. */
