@@ -31,8 +31,8 @@ export type WriteOptions = LoadOptions & {
 /** The write suite's flags (listed in bench/README.md); a UsageError for anything else. */
 export function writeOptions(argv: string[]): WriteOptions {
   const values = suiteFlags(argv, {
-    duration: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '12' },
+    rounds: { type: 'string', default: '6' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '64' },
     agents: { type: 'string', default: '200' },
