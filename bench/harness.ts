@@ -253,7 +253,9 @@ export function combineRounds(rounds: Figures[]): Figures {
   const sum = (f: (x: Figures) => number) => rounds.reduce((acc, x) => acc + f(x), 0);
   const statusCodes: Record<string, number> = {};
   for (const r of rounds) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
-  const cpu = rounds.every((r) => r.serverCpuMs !== null) ? sum((r) => r.serverCpuMs! * r.ok) / Math.max(1, sum((r) => r.ok)) : null;
+  // A round that answered nothing has no CPU per answer; it adds no answers either.
+  const cpuKnown = rounds.every((r) => r.serverCpuMs !== null || r.ok === 0) && sum((r) => r.ok) > 0;
+  const cpu = cpuKnown ? sum((r) => (r.serverCpuMs ?? 0) * r.ok) / sum((r) => r.ok) : null;
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
   return {
     rps: median(rounds.map((r) => r.rps)),

@@ -203,12 +203,34 @@ function ladderLines(rows: Row[], rounds: Figures[][]): string[] {
   });
   const signed = at((r) => r.target.label === RUNG_LABELS.signed);
   const unsigned = steps[2]!.i;
-  const perRound = rounds[signed]!.map((f, r) => f.rps / rounds[unsigned]![r]!.rps);
+  const paired = pairRounds(rounds[signed]!, rounds[unsigned]!);
   return [
     `- where an unsigned SQLite write's time goes (ratio to the ceiling, server CPU per request, what the layer added): ${walk.join(' → ')}`,
-    `- signed / unsigned on the record path without storage: ${overRounds(perRound)} (what the signature costs before any storage)`,
+    `- signed / unsigned on the record path without storage: ${overRounds(paired.ratios)} (what the signature costs before any storage)`,
+    ...stallNote(paired),
   ];
 }
+
+type PairedRounds = { ratios: number[]; stalled: number[] };
+
+/**
+ * Signed / unsigned req/s round by round, leaving out the rounds in which either target answered
+ * nothing in its steady part: a stall of the server or of the machine, where a ratio means nothing.
+ */
+function pairRounds(signed: Figures[], unsigned: Figures[]): PairedRounds {
+  const paired: PairedRounds = { ratios: [], stalled: [] };
+  signed.forEach((s, i) => {
+    const u = unsigned[i]!;
+    if (s.rps > 0 && u.rps > 0) paired.ratios.push(s.rps / u.rps);
+    else paired.stalled.push(i + 1);
+  });
+  return paired;
+}
+
+const stallNote = ({ stalled }: PairedRounds): string[] => stalled.length === 0 ? [] : [
+  `  - left out: round${stalled.length > 1 ? 's' : ''} ${stalled.join(', ')}, where the signed or the unsigned target answered nothing ` +
+    'in its steady part (a stall of the server or of the machine; its length shows in p99 only if the answers came before the round ended)',
+];
 
 /** Event-loop time per answered write in one round (µs): the loop's busy share over the writes it answered. */
 const loopMicrosPerWrite = (f: Figures): number | null => (f.eventLoopBusy === null || f.rps === 0 ? null : (f.eventLoopBusy / f.rps) * 1e6);
@@ -222,8 +244,8 @@ function signatureCost(unsigned: Row, signed: Row, unsignedRounds: Figures[], si
   const [u, s] = [unsigned.figures.serverCpuMs, signed.figures.serverCpuMs];
   const cpu = u === null || s === null ? 'n/a' : `+${fixed(s - u, 3)} ms`;
   const loop = (rounds: Figures[]) => {
-    const perRound = rounds.map(loopMicrosPerWrite);
-    return perRound.every((x) => x !== null) ? median(perRound as number[]) : null;
+    const perRound = rounds.map(loopMicrosPerWrite).filter((x) => x !== null);
+    return perRound.length > 0 ? median(perRound) : null;
   };
   const [lu, ls] = [loop(unsignedRounds), loop(signedRounds)];
   const loopPart = lu === null || ls === null
@@ -234,6 +256,7 @@ function signatureCost(unsigned: Row, signed: Row, unsignedRounds: Figures[], si
 
 /** A per-round ratio as its median, with the interval and spread that tell a real difference from this machine's noise. */
 function overRounds(perRound: number[]): string {
+  if (perRound.length === 0) return 'n/a (no round where both answered)';
   const interval = medianInterval(perRound);
   const said = interval
     ? `${fixed(interval.coverage * 100, 0)}% interval for the median ${fixed(interval.low)} to ${fixed(interval.high)}`
@@ -243,6 +266,7 @@ function overRounds(perRound: number[]): string {
 
 /** Whether a per-round ratio's median meets a goal, and whether the rounds' noise could turn that verdict. */
 function againstGoal(perRound: number[], goal: number): string {
+  if (perRound.length === 0) return 'n/a';
   const interval = medianInterval(perRound);
   const where = !interval
     ? 'too few rounds to tell from noise'
@@ -285,9 +309,10 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     const unsigned = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith('unsigned'));
     const signed = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith(', signed'));
     if (unsigned < 0 || signed < 0) continue;
-    const perRound = rounds[signed]!.map((s, i) => s.rps / rounds[unsigned]![i]!.rps);
-    signedRatios.set(kind, perRound);
-    lines.push(`- ${storeName(kind)}: signed / unsigned = ${overRounds(perRound)}; durability: ${durability.get(kind)}`);
+    const paired = pairRounds(rounds[signed]!, rounds[unsigned]!);
+    signedRatios.set(kind, paired.ratios);
+    lines.push(`- ${storeName(kind)}: signed / unsigned = ${overRounds(paired.ratios)}; durability: ${durability.get(kind)}`);
+    lines.push(...stallNote(paired));
     lines.push(`  - ${signatureCost(rows[unsigned]!, rows[signed]!, rounds[unsigned]!, rounds[signed]!)}`);
   }
   lines.push(...ladderLines(rows, rounds));
@@ -305,7 +330,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
       `- SQLite unsigned at least ${GOAL.sqliteRatio} of the ceiling: ${verdict(ratio >= GOAL.sqliteRatio)} (${fixed(ratio)})`,
       `- SQLite p99 under ${GOAL.p99Ms} ms: ${verdict(sqlite.figures.p99 < GOAL.p99Ms)} (${fixed(sqlite.figures.p99, 1)} ms)`,
       `- every acknowledged write on disk: ${verdict(durable)}`,
-      `- signed at least ${GOAL.signedRatio} of unsigned: ${verdict([...signedRatios.values()].every((r) => median(r) >= GOAL.signedRatio))} ` +
+      `- signed at least ${GOAL.signedRatio} of unsigned: ${verdict([...signedRatios.values()].every((r) => r.length > 0 && median(r) >= GOAL.signedRatio))} ` +
         `(${[...signedRatios].map(([k, r]) => `${storeName(k)} ${againstGoal(r, GOAL.signedRatio)}`).join('; ')})`,
     );
   }
