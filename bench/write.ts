@@ -242,7 +242,8 @@ const loopMicrosPerWrite = (f: Figures): number | null => (f.eventLoopBusy === n
  */
 function signatureCost(unsigned: Row, signed: Row, unsignedRounds: Figures[], signedRounds: Figures[]): string {
   const [u, s] = [unsigned.figures.serverCpuMs, signed.figures.serverCpuMs];
-  const cpu = u === null || s === null ? 'n/a' : `+${fixed(s - u, 3)} ms`;
+  const change = (x: number, digits: number) => `${x < 0 ? '−' : '+'}${fixed(Math.abs(x), digits)}`;
+  const cpu = u === null || s === null ? 'n/a' : `${change(s - u, 3)} ms`;
   const loop = (rounds: Figures[]) => {
     const perRound = rounds.map(loopMicrosPerWrite).filter((x) => x !== null);
     return perRound.length > 0 ? median(perRound) : null;
@@ -250,7 +251,7 @@ function signatureCost(unsigned: Row, signed: Row, unsignedRounds: Figures[], si
   const [lu, ls] = [loop(unsignedRounds), loop(signedRounds)];
   const loopPart = lu === null || ls === null
     ? 'event loop per write n/a'
-    : `event loop per write ${fixed(lu, 0)} → ${fixed(ls, 0)} µs (+${fixed(ls - lu, 0)} µs; ${GOAL.signedRatio} of unsigned leaves it +${fixed(lu / GOAL.signedRatio - lu, 0)} µs)`;
+    : `event loop per write ${fixed(lu, 0)} → ${fixed(ls, 0)} µs (${change(ls - lu, 0)} µs; ${GOAL.signedRatio} of unsigned leaves it +${fixed(lu / GOAL.signedRatio - lu, 0)} µs)`;
   return `what a signature adds to a write (medians over rounds): server CPU, every thread, ${cpu}; ${loopPart}`;
 }
 
