@@ -203,7 +203,7 @@ function ladderLines(rows: Row[], rounds: Figures[][]): string[] {
   });
   const signed = at((r) => r.target.label === RUNG_LABELS.signed);
   const unsigned = steps[2]!.i;
-  const paired = pairRounds(rounds[signed]!, rounds[unsigned]!);
+  const paired = ratiosByRound(rounds[signed]!, rounds[unsigned]!);
   return [
     `- where an unsigned SQLite write's time goes (ratio to the ceiling, server CPU per request, what the layer added): ${walk.join(' → ')}`,
     `- signed / unsigned on the record path without storage: ${overRounds(paired.ratios)} (what the signature costs before any storage)`,
@@ -211,23 +211,24 @@ function ladderLines(rows: Row[], rounds: Figures[][]): string[] {
   ];
 }
 
-type PairedRounds = { ratios: number[]; stalled: number[] };
+type RoundRatios = { ratios: number[]; stalled: number[] };
 
 /**
- * Signed / unsigned req/s round by round, leaving out the rounds in which either target answered
- * nothing in its steady part: a stall of the server or of the machine, where a ratio means nothing.
+ * One target's req/s over another's, round by round, leaving out the rounds in which either
+ * answered nothing in its steady part: a stall of the server or of the machine, where a ratio
+ * means nothing (and one over zero would read Infinity).
  */
-function pairRounds(signed: Figures[], unsigned: Figures[]): PairedRounds {
-  const paired: PairedRounds = { ratios: [], stalled: [] };
-  signed.forEach((s, i) => {
-    const u = unsigned[i]!;
-    if (s.rps > 0 && u.rps > 0) paired.ratios.push(s.rps / u.rps);
+function ratiosByRound(numerator: Figures[], denominator: Figures[]): RoundRatios {
+  const paired: RoundRatios = { ratios: [], stalled: [] };
+  numerator.forEach((n, i) => {
+    const d = denominator[i]!;
+    if (n.rps > 0 && d.rps > 0) paired.ratios.push(n.rps / d.rps);
     else paired.stalled.push(i + 1);
   });
   return paired;
 }
 
-const stallNote = ({ stalled }: PairedRounds): string[] => stalled.length === 0 ? [] : [
+const stallNote = ({ stalled }: RoundRatios): string[] => stalled.length === 0 ? [] : [
   `  - left out: round${stalled.length > 1 ? 's' : ''} ${stalled.join(', ')}, where the signed or the unsigned target answered nothing ` +
     'in its steady part (a stall of the server or of the machine; its length shows in p99 only if the answers came before the round ended)',
 ];
@@ -310,7 +311,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     const unsigned = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith('unsigned'));
     const signed = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith(', signed'));
     if (unsigned < 0 || signed < 0) continue;
-    const paired = pairRounds(rounds[signed]!, rounds[unsigned]!);
+    const paired = ratiosByRound(rounds[signed]!, rounds[unsigned]!);
     signedRatios.set(kind, paired.ratios);
     lines.push(`- ${storeName(kind)}: signed / unsigned = ${overRounds(paired.ratios)}; durability: ${durability.get(kind)}`);
     lines.push(...stallNote(paired));
@@ -355,7 +356,7 @@ export async function writeBench(o: WriteOptions): Promise<string> {
     const durability = new Map<Kind, string>();
     const rows: Row[] = [];
     for (const [i, target] of fleet.targets.entries()) {
-      const ratios = rounds[i]!.map((f, r) => f.rps / rounds[0]![r]!.rps);
+      const { ratios } = ratiosByRound(rounds[i]!, rounds[0]!);
       const check = target.db ? await target.db.check(target.acked) : null;
       if (target.db && !durability.has(target.db.kind)) durability.set(target.db.kind, await target.db.durability());
       rows.push({ target, figures: combineRounds(rounds[i]!), ratios, check });
