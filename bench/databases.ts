@@ -1,7 +1,7 @@
 // The databases a benchmark writes to: a fresh SQLite file or a fresh PostgreSQL schema per
 // target, what makes their commits durable, and the after-the-run check that every write the
 // benchmark saw acknowledged is in the database.
-import Database from 'better-sqlite3';
+import Database from '../src/store/sqlite/driver.ts';
 import pg from 'pg';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';

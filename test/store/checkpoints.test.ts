@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/store/sqlite/driver.ts';
 import { Checkpointer } from '../../src/store/sqlite/checkpointer.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { postDecision, testApp } from '../support/app.ts';

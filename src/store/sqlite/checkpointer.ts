@@ -14,8 +14,8 @@
 //
 // If the worker fails, the writer connection gets SQLite's automatic checkpoint back: slower,
 // never unsafe.
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from './driver.ts';
 
 export type CheckpointPolicy = {
   /** Appended records between passive checkpoints. */
@@ -132,7 +132,7 @@ export class Checkpointer {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const betterSqlite3 = createRequire(import.meta.url).resolve('better-sqlite3');
+    const betterSqlite3 = sqliteDriverPath();
     this.worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { path: this.path, betterSqlite3 } });
     this.worker.unref();
     return this.worker;

@@ -2,7 +2,7 @@
 // it returns: synchronous=FULL, except appends, whose WAL fsync runs off the event loop
 // (wal-sync.ts), as do WAL checkpoints (checkpointer.ts). The ledger batches appends (group
 // commit); one batch is one IMMEDIATE transaction, which also orders writers from several processes.
-import Database from 'better-sqlite3';
+import Database, { type SqliteDatabase, type SqliteStatement } from './driver.ts';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type {
@@ -22,7 +22,7 @@ import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
 
-function prepareStatements(db: Database.Database) {
+function prepareStatements(db: SqliteDatabase) {
   const p = (sql: string) => db.prepare(sql);
   return {
     headForUpdate: p(`SELECT h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h
@@ -55,7 +55,7 @@ export class SqliteStore implements LedgerStore {
   readonly dialect = 'sqlite' as const;
   /** Transactions run one after another on this connection; later batches may commit while earlier ones fsync. */
   readonly maxBatchesInFlight = 4;
-  readonly db: Database.Database;
+  readonly db: SqliteDatabase;
   private statements: Statements | null = null;
   private keyHolders: { version: number; byHash: Map<string, KeyHolder> } = { version: -1, byHash: new Map() };
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
@@ -313,9 +313,9 @@ export class SqliteStore implements LedgerStore {
 
   // Public reads. Statements are prepared once per distinct SQL text (the ledger's filters
   // combine into a handful of shapes).
-  private readonly readStatements = new Map<string, Database.Statement>();
+  private readonly readStatements = new Map<string, SqliteStatement>();
 
-  private read(sql: string): Database.Statement {
+  private read(sql: string): SqliteStatement {
     let statement = this.readStatements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
