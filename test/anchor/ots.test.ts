@@ -25,6 +25,7 @@ import {
   type Attestation,
   type DetachedTimestampFile,
   type Op,
+  type OpEdge,
   type Timestamp,
 } from '../../src/anchor/ots.ts';
 
@@ -375,7 +376,7 @@ describe('generated trees', () => {
     fc
       .record({
         attestations: fc.uniqueArray(attestation, { maxLength: 3, selector: json }),
-        ops: depth === 0 ? fc.constant([]) : fc.uniqueArray(fc.record({ op, next: treeAt(depth - 1) }), { maxLength: 2, selector: (e) => json(e.op) }),
+        ops: depth === 0 ? fc.constant<OpEdge[]>([]) : fc.uniqueArray(fc.record({ op, next: treeAt(depth - 1) }), { maxLength: 2, selector: (e) => json(e.op) }),
       })
       .filter((t) => t.attestations.length + t.ops.length > 0);
   const tree = treeAt(4);
