@@ -11,10 +11,10 @@ import { decisionContent } from '../src/core/decision.ts';
 import { sha256Hex } from '../src/core/sha256.ts';
 import { systemClock } from '../src/ledger/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
-import type { LedgerStore, StoredRecord } from '../src/store/port.ts';
+import type { StoredRecord } from '../src/domain/types.ts';
 import { INSERT_RECORD_SQLITE, recordParams, sortKeyOf } from '../src/store/rows.ts';
 import { insertRecords, type PostgresStore } from '../src/store/postgres/store.ts';
-import type { SqliteStore } from '../src/store/sqlite/store.ts';
+import { SqliteStore } from '../src/store/sqlite/store.ts';
 
 export type SeedOptions = {
   /** Records of the whale agent. */
@@ -151,7 +151,7 @@ export async function seed(store: LedgerStore, o: SeedOptions): Promise<SeedResu
 type Writer = { insert: (rows: { record: StoredRecord; nonce: string | null }[], heads: Chain[]) => Promise<void> };
 
 function writerFor(store: LedgerStore): Writer {
-  return store.dialect === 'sqlite' ? sqliteWriter(store as SqliteStore) : postgresWriter(store as PostgresStore);
+  return store instanceof SqliteStore ? sqliteWriter(store) : postgresWriter(store as PostgresStore);
 }
 
 function sqliteWriter(store: SqliteStore): Writer {

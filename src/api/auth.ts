@@ -3,7 +3,8 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate } from '../ledger/auth.ts';
 import { errors } from '../ledger/errors.ts';
-import type { KeyHolder, LedgerStore, Scope } from '../store/port.ts';
+import type { KeyHolder, Scope } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
 import { sendError } from './errors.ts';
 
 declare module 'fastify' {

@@ -5,7 +5,7 @@ import { DECIMAL_PATTERN } from '../core/decimal.ts';
 import { ASSET_CLASSES, DECISION_ACTIONS } from '../core/decision.ts';
 import { RECORD_ID_PATTERN } from '../ledger/ids.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
-import { ALL_SCOPES, AGENT_STATUSES } from '../store/port.ts';
+import { ALL_SCOPES, AGENT_STATUSES } from '../domain/types.ts';
 
 export { RECORD_ID_PATTERN };
 

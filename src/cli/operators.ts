@@ -7,7 +7,8 @@ import { systemClock } from '../ledger/clock.ts';
 import type { Result } from '../ledger/errors.ts';
 import { Operators } from '../ledger/operators.ts';
 import { openStore } from '../store/open.ts';
-import type { AgentStatus, LedgerStore, Scope } from '../store/port.ts';
+import type { AgentStatus, Scope } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
 
 type Common = { database?: string; json?: boolean };
 

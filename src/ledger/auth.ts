@@ -1,5 +1,6 @@
 // API-key authentication per interface section 5: who is calling, and may they do this.
-import type { KeyHolder, LedgerStore, Scope } from '../store/port.ts';
+import type { KeyHolder, Scope } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
 import { API_KEY_PREFIX, sameHash, secretHash } from './ids.ts';
 

@@ -4,9 +4,11 @@
 // have several batches in flight: the next batch commits while the previous one's fsync is
 // still running, and ids stay in commit order. Other stores (PostgreSQL) take one at a time,
 // so ids are assigned in commit order within a process there too.
-import type { AppendOutcome, ChainPositioner, LedgerStore, PendingRecord } from '../store/port.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { appendRecords, type AppendOutcome, type AppendRequest } from './append.ts';
+import type { Clock } from './clock.ts';
 
-type Waiting = { pending: PendingRecord; resolve: (o: AppendOutcome) => void; reject: (e: unknown) => void };
+type Waiting = { request: AppendRequest; resolve: (o: AppendOutcome) => void; reject: (e: unknown) => void };
 
 export class CommitQueue {
   private waiting: Waiting[] = [];
@@ -16,13 +18,13 @@ export class CommitQueue {
 
   constructor(
     private readonly store: LedgerStore,
-    private readonly position: ChainPositioner,
+    private readonly clock: Clock,
     private readonly maxBatch = 256,
   ) {}
 
-  append(pending: PendingRecord): Promise<AppendOutcome> {
+  append(request: AppendRequest): Promise<AppendOutcome> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ pending, resolve, reject });
+      this.waiting.push({ request, resolve, reject });
       this.schedule();
     });
   }
@@ -57,7 +59,7 @@ export class CommitQueue {
 
   private async commit(batch: Waiting[]): Promise<void> {
     try {
-      const outcomes = await this.store.appendBatch(batch.map((w) => w.pending), this.position);
+      const outcomes = await appendRecords(this.store, batch.map((w) => w.request), this.clock);
       batch.forEach((w, i) => w.resolve(outcomes[i]!));
     } catch (err) {
       // One bad request must not fail its neighbours: retry each alone; only the culprit fails.

@@ -1,16 +1,17 @@
 // The record path: a validated decision request becomes a durable, chained record, exactly
 // once per idempotency key. Signature checks (when a `signature` is sent) live in signing.ts.
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
-import { chainHash, formatRecordedAt, type SignatureEnvelope } from '../core/chain.ts';
+import type { SignatureEnvelope } from '../core/chain.ts';
 import { decisionContent } from '../core/decision.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
-import type { Agent, ChainPositioner, LedgerStore, StoredRecord } from '../store/port.ts';
+import type { Agent, StoredRecord } from '../domain/types.ts';
+import type { IdempotentResult, LedgerStore } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { errors, type LedgerError } from './errors.ts';
 import { linkToken, recordId } from './ids.ts';
-import { revokedKeyError } from './signing.ts';
+import { revokedKeyError, type SignatureCheck } from './signing.ts';
 
 export type DecisionInput = {
   agent: Agent;
@@ -22,10 +23,6 @@ export type DecisionInput = {
 export type DecisionOutcome =
   | { kind: 'created' | 'replayed'; status: number; body: string }
   | { kind: 'error'; error: LedgerError };
-
-/** Checks an agent-signed request and returns the signature envelope to chain (signing.ts). */
-export type SignatureCheck = (agent: Agent, signature: JsonValue, payload: string) =>
-  Promise<{ ok: true; envelope: SignatureEnvelope } | { ok: false; error: LedgerError }>;
 
 export type DecisionServiceOptions = {
   store: LedgerStore;
@@ -39,7 +36,7 @@ export class DecisionService {
   private readonly inFlight = new Set<string>();
 
   constructor(private readonly o: DecisionServiceOptions) {
-    this.queue = new CommitQueue(o.store, positionRecord(o.clock));
+    this.queue = new CommitQueue(o.store, o.clock);
   }
 
   async record(input: DecisionInput): Promise<DecisionOutcome> {
@@ -90,11 +87,10 @@ export class DecisionService {
       signature: envelope,
       linkToken: linkToken(),
       idempotency: { key: idempotencyKey, fingerprint },
-      respond: (record) => ({ status: 201, body: JSON.stringify(decisionResponse(record, this.o.baseUrl)) }),
     });
     switch (outcome.kind) {
       case 'recorded':
-        return { kind: 'created', ...outcome.response };
+        return { kind: 'created', status: 201, body: this.responseBody(outcome.record) };
       case 'agent_not_active':
         return { kind: 'error', error: errors.agentNotActive(`agent ${agent.handle} is not active`) };
       case 'nonce_used':
@@ -112,7 +108,18 @@ export class DecisionService {
     if (earlier.fingerprint !== fingerprint) {
       return { kind: 'error', error: errors.idempotencyKeyReused('this Idempotency-Key was already used with a different request body', 'Idempotency-Key') };
     }
-    return { kind: 'replayed', status: earlier.status, body: earlier.body };
+    return { kind: 'replayed', status: earlier.status, body: this.replayBody(earlier) };
+  }
+
+  private responseBody(record: StoredRecord): string {
+    return JSON.stringify(decisionResponse(record, this.o.baseUrl));
+  }
+
+  /** Rows written before the append protocol kept the body; newer ones render it again from the record. */
+  private replayBody(earlier: IdempotentResult): string {
+    if (earlier.body !== null) return earlier.body;
+    if (!earlier.record) throw new Error('an Idempotency-Key row points to no record');
+    return this.responseBody(earlier.record);
   }
 }
 
@@ -142,21 +149,6 @@ function nonceOf(signature: JsonValue): string | undefined {
 function symbolOf(document: CanonValue): string | null {
   const symbol = (document as { [k: string]: CanonValue }).symbol;
   return typeof symbol === 'string' ? symbol : null;
-}
-
-/** Places a record in its agent's chain: id, service timestamp (never before the previous record's) and chain hash. */
-export function positionRecord(clock: Clock): ChainPositioner {
-  return ({ pending, seq, prevHash, prevRecordedAt, newestSortKey }) => {
-    const nowMs = clock.now().getTime();
-    const timeMs = prevRecordedAt ? Math.max(nowMs, Date.parse(prevRecordedAt)) : nowMs;
-    const recordedAt = formatRecordedAt(new Date(timeMs));
-    const id = recordId(pending.type, timeMs, newestSortKey);
-    const hash = chainHash({
-      agent: pending.agentHandle, seq, id, type: pending.type, recordedAt,
-      contentHash: pending.contentHash, prevHash, signature: pending.signature,
-    });
-    return { id, recordedAt, chainHash: hash };
-  };
 }
 
 export function decisionResponse(record: StoredRecord, baseUrl: string) {

@@ -5,7 +5,8 @@
 import { Point } from '@noble/ed25519';
 import { monotonicFactory } from 'ulid';
 import { b64urlDecode } from '../core/base64url.ts';
-import type { Agent, LedgerStore, SigningKey } from '../store/port.ts';
+import type { Agent, SigningKey } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
 import { hasControlCharacter } from './ids.ts';

@@ -1,8 +1,9 @@
 // What a self-hoster does to run the service: create agents, change their status, issue and
 // revoke API keys. Shared by the admin API and the `ledger` CLI. A key's secret is returned
 // once, at creation; only its SHA-256 is stored.
-import type { Agent, AgentStatus, ApiKey, LedgerStore, Scope } from '../store/port.ts';
-import { ALL_SCOPES } from '../store/port.ts';
+import type { Agent, AgentStatus, ApiKey, Scope } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { ALL_SCOPES } from '../domain/types.ts';
 import type { Clock } from './clock.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
 import { agentId, apiKeyId, apiKeySecret, secretHash } from './ids.ts';

@@ -8,7 +8,8 @@
 import { canonicalJson } from '../core/canon.ts';
 import { CANON, chainEntry, type RecordType } from '../core/chain.ts';
 import { sha256Hex } from '../core/sha256.ts';
-import type { Agent, ChainHead, LedgerStore, SigningKey, StoredRecord } from '../store/port.ts';
+import type { Agent, ChainHead, SigningKey, StoredRecord } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
 import { sortKeyOf } from '../store/rows.ts';
 import { errors, fail, ok, type Result } from './errors.ts';
 import { isRecordId } from './ids.ts';

@@ -4,17 +4,22 @@
 // service holds public halves only.
 import { b64urlDecode } from '../core/base64url.ts';
 import { canonicalJson } from '../core/canon.ts';
+import type { SignatureEnvelope } from '../core/chain.ts';
 import { decisionContent } from '../core/decision.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
-import type { Agent, LedgerStore } from '../store/port.ts';
+import type { Agent } from '../domain/types.ts';
+import type { LedgerStore } from '../store/port.ts';
 import type { Clock } from './clock.ts';
-import type { SignatureCheck } from './decisions.ts';
-import { errors, fail, ok, type Result } from './errors.ts';
+import { errors, fail, ok, type LedgerError, type Result } from './errors.ts';
 import { hasControlCharacter } from './ids.ts';
 import { verifyHere, type Ed25519Verifier } from './verifier-thread.ts';
 
 const CACHE_LIMIT = 10_000;
+
+/** Checks an agent-signed request and returns the signature envelope to chain. */
+export type SignatureCheck = (agent: Agent, signature: JsonValue, payload: string) =>
+  Promise<{ ok: true; envelope: SignatureEnvelope } | { ok: false; error: LedgerError }>;
 
 /** Why a nonce cannot be used (it is an identifier: no control characters), or null. */
 export function nonceProblem(nonce: string, param: string): string | null {

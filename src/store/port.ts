@@ -1,115 +1,63 @@
 // The Store port: everything the ledger keeps, behind one interface with a SQLite and a
 // PostgreSQL adapter. Record tables are append-only: no method here updates or deletes a record.
-import type { RecordType, SignatureEnvelope } from '../core/chain.ts';
+import type { RecordType } from '../core/chain.ts';
+import type {
+  Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
+} from '../domain/types.ts';
 
-export type AgentStatus = 'active' | 'paused' | 'retired';
-export const AGENT_STATUSES: readonly AgentStatus[] = ['active', 'paused', 'retired'];
+/** An (agent, value) pair: idempotency keys, signing key ids and nonces are all per agent. */
+export type AgentValue = { agentId: string; value: string };
 
-export type Agent = {
-  id: string;
-  handle: string;
-  displayName: string | null;
-  status: AgentStatus;
-  demo: boolean;
-  createdAt: string;
+/** What an append asks the store before planning: gathered in one go, inside its transaction. */
+export type AppendQuestions = {
+  agentIds: string[];
+  idempotencyKeys: AgentValue[];
+  signingKeyIds: AgentValue[];
+  nonces: AgentValue[];
 };
 
-export type Scope = 'decisions:write' | 'decisions:read' | 'keys:write';
-export const ALL_SCOPES: readonly Scope[] = ['decisions:write', 'decisions:read', 'keys:write'];
-
-export type ApiKey = {
-  id: string;
-  agentId: string;
-  /** The first characters of the secret, safe to show so an operator can tell keys apart. */
-  prefix: string;
-  scopes: Scope[];
-  createdAt: string;
-  revokedAt: string | null;
-};
-
-/** What authentication needs: the key and its agent, found by the secret's hash. */
-export type KeyHolder = { key: ApiKey; secretHash: string; agent: Agent };
-
-/** An agent's Ed25519 public key (raw 32 bytes, base64url). The service never holds a private key. */
-export type SigningKey = {
-  id: string;
-  agentId: string;
-  publicKey: string;
-  label: string;
-  createdAt: string;
-  revokedAt: string | null;
-};
-
-export type ChainHead = { seq: number; hash: string; recordedAt: string | null };
-
-/** A record as stored: the canonical content text and the members of its chain entry. */
-export type StoredRecord = {
-  id: string;
-  agentId: string;
-  agentHandle: string;
-  type: RecordType;
-  chainSeq: number;
-  recordedAt: string;
-  symbol: string | null;
-  content: string;
-  contentHash: string;
-  prevHash: string;
-  chainHash: string;
-  signature: SignatureEnvelope | null;
-  linkToken: string | null;
-};
+export type HeadFact = { seq: number; hash: string; recordedAt: string | null; active: boolean };
 
 /**
- * A record waiting to be chained. Everything that does not depend on the chain position is
- * computed before the store is called; `chain` turns the position into the record's id,
- * timestamp and chain hash inside the store's transaction, where the agent's head is locked.
+ * The answers, read after the agents' chain heads are locked (every append and every key
+ * revocation of those agents takes the same locks), so they hold until the transaction ends.
+ * Sets hold `agentValueKey` strings.
  */
-export type PendingRecord = {
-  agentId: string;
-  agentHandle: string;
-  type: RecordType;
-  symbol: string | null;
-  content: string;
-  contentHash: string;
-  signature: SignatureEnvelope | null;
-  linkToken: string | null;
-  idempotency: { key: string; fingerprint: string } | null;
-  /** Builds the stored response from the chained record; kept with the idempotency key. */
-  respond: (record: StoredRecord) => { status: number; body: string };
+export type AppendFacts = {
+  heads: ReadonlyMap<string, HeadFact>;
+  usedIdempotencyKeys: ReadonlySet<string>;
+  usableSigningKeys: ReadonlySet<string>;
+  usedNonces: ReadonlySet<string>;
+  /** The newest record's sort key in the store (ULID): new ids must sort after it. */
+  newestSortKey: string | null;
 };
 
-/** Turns a chain position into the record's identity; supplied by the ledger (clock + ids). */
-export type ChainPositioner = (p: {
-  pending: PendingRecord;
-  seq: number;
-  prevHash: string;
-  prevRecordedAt: string | null;
-  /** The newest record's sort key in the store (ULID): the new id must sort after it. */
-  newestSortKey: string | null;
-}) => { id: string; recordedAt: string; chainHash: string };
+export const agentValueKey = (agentId: string, value: string) => `${agentId}\n${value}`;
 
-export type AppendOutcome =
-  | { kind: 'recorded'; record: StoredRecord; response: { status: number; body: string } }
-  /**
-   * An earlier request recorded this idempotency key (a repeat, or a race between processes).
-   * Checked before the signing key and the nonce, so a repeat is always reported as this.
-   */
-  | { kind: 'idempotency_conflict' }
-  | { kind: 'nonce_used' }
-  | { kind: 'agent_not_active' }
-  /** The signing key was revoked (or is not the agent's) when the transaction looked: nothing recorded. */
-  | { kind: 'key_revoked' };
+export type AddedCounts = { decision: number; execution: number; signed: number };
+
+/** Everything an append writes; the store writes exactly these rows and nothing else. */
+export type AppendRows = {
+  records: StoredRecord[];
+  idempotencyKeys: { agentId: string; key: string; fingerprint: string; recordId: string; status: number; createdAt: string }[];
+  nonces: { agentId: string; nonce: string; recordId: string }[];
+  heads: { agentId: string; seq: number; hash: string; recordedAt: string; added: AddedCounts }[];
+};
+
+/** Planned from the facts by the ledger (ledger/append.ts); `result` is handed back to it. */
+export type AppendPlan<T> = { rows: AppendRows; result: T };
 
 export type IdempotentResult = {
   fingerprint: string;
   status: number;
-  body: string;
+  /** The response body stored with the key; null when it is rendered again from `record`. */
+  body: string | null;
+  record: StoredRecord | null;
 };
 
 export type Page = { limit: number; before?: string | undefined };
 
 export interface LedgerStore {
-  readonly dialect: 'sqlite' | 'postgres';
   /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
   readonly maxBatchesInFlight: number;
   migrate(): Promise<void>;
@@ -139,8 +87,11 @@ export interface LedgerStore {
   revokeSigningKey(agentId: string, id: string, at: string): Promise<void>;
 
   findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null>;
-  /** Appends a batch in one durable transaction; outcomes are in the order of `batch`. */
-  appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]>;
+  /**
+   * One durable transaction: lock the heads of `questions.agentIds`, gather the facts, call
+   * `plan` once (synchronously), write its rows, commit. Throws (and writes nothing) on failure.
+   */
+  appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T>;
 
   chainHead(agentId: string): Promise<ChainHead>;
   findRecord(id: string): Promise<StoredRecord | null>;
@@ -172,6 +123,5 @@ export type LedgerQuery = {
   includeDemo: boolean;
 };
 
-export type RecordCounts = { total: number; signed: number; byType: Record<RecordType, number> };
 
-export type AgentHead = { agent: Agent; head: ChainHead };
+

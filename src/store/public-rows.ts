@@ -1,6 +1,7 @@
 // Row mapping and SQL shared by both adapters for the public reads (ledger page, heads).
 // The two dialects differ only in placeholders and in how the demo flag is tested.
-import type { AgentHead, LedgerQuery } from './port.ts';
+import type { AgentHead } from '../domain/types.ts';
+import type { LedgerQuery } from './port.ts';
 import { agentFromRow, RECORD_COLUMNS, type Row } from './rows.ts';
 
 /**

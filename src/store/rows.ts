@@ -1,6 +1,7 @@
 // Row <-> domain mapping shared by both adapters (their column names are the same).
 import type { SignatureEnvelope, RecordType } from '../core/chain.ts';
-import type { Agent, AgentStatus, ApiKey, Scope, SigningKey, StoredRecord } from './port.ts';
+import type { Agent, AgentStatus, ApiKey, Scope, SigningKey, StoredRecord } from '../domain/types.ts';
+import type { IdempotentResult } from './port.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -67,6 +68,16 @@ export function recordFromRow(r: Row): StoredRecord {
     chainHash: str(r.chain_hash),
     signature: r.signature ? (JSON.parse(str(r.signature)) as SignatureEnvelope) : null,
     linkToken: strOrNull(r.link_token),
+  };
+}
+
+/** An idempotency key's row joined with its record (RECORD_COLUMNS). */
+export function idempotentFromRow(r: Row): IdempotentResult {
+  return {
+    fingerprint: str(r.fingerprint),
+    status: Number(r.status),
+    body: r.body ? str(r.body) : null,
+    record: r.id ? recordFromRow(r) : null,
   };
 }
 

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions } from 'fastify';
-import type { LedgerStore, Scope } from '../../src/store/port.ts';
+import type { Scope } from '../../src/domain/types.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, idempotencyKey, testApp, type TestApp } from '../support/app.ts';
 import { assertError, headOf } from './record-helpers.ts';

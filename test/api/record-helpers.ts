@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import type { CanonValue } from '../../src/core/canon.ts';
 import { verifyChain, type ChainRecord } from '../../src/core/verify.ts';
-import type { LedgerStore, StoredRecord } from '../../src/store/port.ts';
+import type { StoredRecord } from '../../src/domain/types.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
 
 /** Every decision of an agent, oldest first, straight from the store. */
 export async function storedChain(store: LedgerStore, agentId: string): Promise<StoredRecord[]> {

@@ -10,7 +10,7 @@ import { decisionContent } from '../../src/core/decision.ts';
 import type { JsonValue } from '../../src/core/json.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
-import { positionRecord } from '../../src/ledger/decisions.ts';
+import { appendRecords } from '../../src/ledger/append.ts';
 import { postDecision, type TestApp } from '../support/app.ts';
 
 ed.hashes.sha512 = sha512;
@@ -79,10 +79,10 @@ export function ndjson(body: string): Record<string, unknown>[] {
  */
 export async function appendExecution(t: TestApp, agent: { handle: string; agentId: string }, symbol: string): Promise<string> {
   const content = canonicalJson({ canon: 'canon_v1', type: 'execution', agent: agent.handle, symbol, side: 'buy', quantity: '1', price: '100.5' });
-  const [outcome] = await t.store.appendBatch([{
+  const [outcome] = await appendRecords(t.store, [{
     agentId: agent.agentId, agentHandle: agent.handle, type: 'execution', symbol, content, contentHash: sha256Hex(content),
-    signature: null, linkToken: null, idempotency: null, respond: () => ({ status: 201, body: '' }),
-  }], positionRecord(systemClock));
+    signature: null, linkToken: null, idempotency: null,
+  }], systemClock);
   if (outcome?.kind !== 'recorded') throw new Error(`execution not recorded: ${outcome?.kind}`);
   return outcome.record.id;
 }

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { verifyChain, type ChainRecord, type VerifyResult } from '../../src/core/verify.ts';
-import type { LedgerStore, Scope } from '../../src/store/port.ts';
+import type { Scope } from '../../src/domain/types.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, type TestApp } from '../support/app.ts';
 
 ed.hashes.sha512 = sha512;

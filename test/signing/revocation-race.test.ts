@@ -3,20 +3,19 @@
 // connection, never leaves a record signed after revoked_at.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { positionRecord } from '../../src/ledger/decisions.ts';
+import { appendRecords, type AppendRequest } from '../../src/ledger/append.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
 import { openStore } from '../../src/store/open.ts';
-import type { LedgerStore, PendingRecord } from '../../src/store/port.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { testApp } from '../support/app.ts';
 import { assertion, newKeypair, postSigned, registerKey, sign, verifyStoredChain } from './helpers.ts';
 
-function pending(agent: { agentId: string; handle: string }, content: string, signature: PendingRecord['signature'], idem: string): PendingRecord {
+function pending(agent: { agentId: string; handle: string }, content: string, signature: AppendRequest['signature'], idem: string): AppendRequest {
   return {
     agentId: agent.agentId, agentHandle: agent.handle, type: 'decision', symbol: 'AAPL', content, contentHash: sha256Hex(content),
     signature, linkToken: null, idempotency: { key: idem, fingerprint: sha256Hex(idem) },
-    respond: (record) => ({ status: 201, body: JSON.stringify({ id: record.id }) }),
   };
 }
 
@@ -31,12 +30,12 @@ await forEachStore('revocation races', (kind) => {
       const revoked = await created(now, 'aid_01JREVOKED0000000000000000');
       const live = await created(now, 'aid_01JLIVE000000000000000000000');
       await store.revokeSigningKey(agent.agentId, revoked.id, now);
-      const outcomes = await store.appendBatch([
+      const outcomes = await appendRecords(store, [
         pending(agent, '{"n":"1"}', null, 'idem-unsigned-1'),
         pending(agent, '{"n":"2"}', { key_id: revoked.id, nonce: 'n-revoked', signature: 'sig' }, 'idem-revoked-1'),
         pending(agent, '{"n":"3"}', { key_id: 'aid_01JUNKNOWN000000000000000', nonce: 'n-unknown', signature: 'sig' }, 'idem-unknown-1'),
         pending(agent, '{"n":"4"}', { key_id: live.id, nonce: 'n-live', signature: 'sig' }, 'idem-live-1'),
-      ], positionRecord(systemClock));
+      ], systemClock);
       assert.deepEqual(outcomes.map((o) => o.kind), ['recorded', 'key_revoked', 'key_revoked', 'recorded']);
       assert.equal((await store.chainHead(agent.agentId)).seq, 2);
       assert.equal(await store.isNonceUsed(agent.agentId, 'n-revoked'), false);

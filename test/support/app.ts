@@ -8,7 +8,8 @@ import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import type { Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
-import type { LedgerStore, Scope } from '../../src/store/port.ts';
+import type { Scope } from '../../src/domain/types.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
 import type { StoreKind } from './stores.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';

@@ -1,7 +1,8 @@
 // The operator API under /v1/admin, guarded by LEDGER_ADMIN_TOKEN; absent (404) when unset.
 import { Type } from '@sinclair/typebox';
 import type { Operators } from '../../ledger/operators.ts';
-import { AGENT_STATUSES, type AgentStatus, type LedgerStore, type Scope } from '../../store/port.ts';
+import { AGENT_STATUSES, type AgentStatus, type Scope } from '../../domain/types.ts';
+import { type LedgerStore } from '../../store/port.ts';
 import { adminSecurity, requireAdmin } from '../auth.ts';
 import { sendError } from '../errors.ts';
 import { AgentView, ApiKeyView, Handle, NO_CONTROL_CHARACTERS, Scopes, errorResponses, stringEnum } from '../schemas.ts';

@@ -2,22 +2,23 @@
 // of every process take one transaction-scoped advisory lock per schema first, so they commit
 // one after another and record ids follow commit order everywhere: a reader paging by id never
 // skips a record that commits later with a smaller id. Then the agents' chain heads are
-// row-locked in id order (revocations take these too) and idempotency keys and nonces are
-// claimed before records are positioned, so a claim lost to another process drops only that
-// request from the batch.
+// row-locked in id order (revocations take these too), the facts are read in a few set-based
+// queries, the ledger plans the batch (ledger/append.ts), and its rows are written the same way.
 import pg from 'pg';
 import type {
-  Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
-  KeyHolder, LedgerStore, Page, PendingRecord, SigningKey, StoredRecord,
+  Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
+} from '../../domain/types.ts';
+import {
+  agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page,
 } from '../port.ts';
-import type { AgentHead, LedgerQuery, RecordCounts } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
 import {
-  agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
-import { COUNT_SUMS, countAdded, noneAdded, recordCountsFromSums, type AddedCounts } from '../counts.ts';
+import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 
@@ -33,13 +34,10 @@ export function parsePostgresUrl(url: string): PostgresOptions {
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-type Head = { seq: number; hash: string; recordedAt: string | null; active: boolean };
-
 /** The advisory lock every append to `schema` holds until it commits (hashed with hashtext). */
 export const appendLockKey = (schema: string) => `ledger-append:${schema}`;
 
 export class PostgresStore implements LedgerStore {
-  readonly dialect = 'postgres' as const;
   /** One batch at a time: batches serialise on the append lock anyway (appendLockKey). */
   readonly maxBatchesInFlight = 1;
   readonly pool: pg.Pool;
@@ -186,15 +184,19 @@ export class PostgresStore implements LedgerStore {
   }
 
   async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
-    const [row] = await this.q(
-      "SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = $1 AND key = $2 AND record_id <> ''", [agentId, key]);
-    return row ? { fingerprint: String(row.fingerprint), status: Number(row.status), body: String(row.body) } : null;
+    const [row] = await this.q(`SELECT k.fingerprint, k.status, k.body, ${RECORD_COLUMNS} FROM idempotency_keys k
+      LEFT JOIN records r ON r.id = k.record_id LEFT JOIN agents a ON a.id = r.agent_id
+      WHERE k.agent_id = $1 AND k.key = $2 AND k.record_id <> ''`, [agentId, key]);
+    return row ? idempotentFromRow(row) : null;
   }
 
-  async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
+  async appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T> {
     // The schema name is checked against SCHEMA_NAME, so the lock key is safe as a literal.
-    return this.inTransaction((c) => appendInTransaction(c, batch, position),
-      `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`);
+    return this.inTransaction(async (c) => {
+      const { rows, result } = plan(await appendFacts(c, questions));
+      await writeAppend(c, rows);
+      return result;
+    }, `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
@@ -271,7 +273,7 @@ export async function insertRecords(c: pg.PoolClient, records: StoredRecord[]): 
       col((r) => r.linkToken)]);
 }
 
-async function lockHeads(c: pg.PoolClient, agentIds: string[]): Promise<Map<string, Head>> {
+async function lockHeads(c: pg.PoolClient, agentIds: string[]): Promise<Map<string, HeadFact>> {
   const rows = (await c.query(
     `SELECT h.agent_id, h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h JOIN agents a ON a.id = h.agent_id
      WHERE h.agent_id = ANY($1::text[]) ORDER BY h.agent_id FOR UPDATE OF h`, [agentIds])).rows as Row[];
@@ -280,108 +282,42 @@ async function lockHeads(c: pg.PoolClient, agentIds: string[]): Promise<Map<stri
   }]));
 }
 
-/** Claims (agent, value) pairs with ON CONFLICT DO NOTHING; returns the indexes that won. */
-async function claim(c: pg.PoolClient, sql: string, items: { i: number; agentId: string; value: string; extra?: string }[]): Promise<Set<number>> {
-  if (items.length === 0) return new Set();
-  const rows = (await c.query(sql, [items.map((x) => x.agentId), items.map((x) => x.value), items.map((x) => x.extra ?? ''), items.map((x) => x.i)])).rows as Row[];
-  return new Set(rows.map((r) => Number(r.i)));
-}
-
-const CLAIM_IDEMPOTENCY = `
-  WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(agent_id, key, fingerprint, i)),
-  ins AS (INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
-          SELECT agent_id, key, fingerprint, '', 0, '', '' FROM input ON CONFLICT DO NOTHING RETURNING agent_id, key)
-  SELECT input.i FROM input JOIN ins USING (agent_id, key)`;
-const CLAIM_NONCE = `
-  WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(agent_id, nonce, unused, i)),
-  ins AS (INSERT INTO nonces (agent_id, nonce, record_id) SELECT agent_id, nonce, '' FROM input
-          ON CONFLICT DO NOTHING RETURNING agent_id, nonce)
-  SELECT input.i FROM input JOIN ins USING (agent_id, nonce)`;
-
-/**
- * Signed records whose key is revoked are refused. Read after the chain heads are locked, which a
- * revoke also locks, so a revoke that committed before this transaction is always seen.
- */
-async function refuseRevokedKeys(c: pg.PoolClient, batch: PendingRecord[], outcomes: (AppendOutcome | null)[]): Promise<void> {
-  const signed = batch.flatMap((p, i) => (outcomes[i] === null && p.signature ? [{ i, agentId: p.agentId, keyId: p.signature.key_id }] : []));
-  if (signed.length === 0) return;
+/** Which of `pairs` match a row of `table` (agent_id, `column`) where `condition` holds. */
+async function matching(c: pg.PoolClient, pairs: AgentValue[], table: string, column: string, condition = 'TRUE'): Promise<Set<string>> {
+  if (pairs.length === 0) return new Set();
   const rows = (await c.query(
-    `SELECT agent_id, id FROM signing_keys WHERE revoked_at IS NULL
-       AND (agent_id, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-    [signed.map((x) => x.agentId), signed.map((x) => x.keyId)])).rows as Row[];
-  const usable = new Set(rows.map((r) => `${String(r.agent_id)}\n${String(r.id)}`));
-  for (const x of signed) if (!usable.has(`${x.agentId}\n${x.keyId}`)) outcomes[x.i] = { kind: 'key_revoked' };
+    `SELECT agent_id, ${column} AS value FROM ${table} WHERE ${condition}
+       AND (agent_id, ${column}) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [pairs.map((p) => p.agentId), pairs.map((p) => p.value)])).rows as Row[];
+  return new Set(rows.map((r) => agentValueKey(String(r.agent_id), String(r.value))));
 }
 
-async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
-  const heads = await lockHeads(c, [...new Set(batch.map((p) => p.agentId))].sort());
-  const outcomes: (AppendOutcome | null)[] = batch.map((p) => (heads.get(p.agentId)?.active ? null : { kind: 'agent_not_active' }));
+/** After the heads are locked: a revoke or append of these agents that committed before is seen. */
+async function appendFacts(c: pg.PoolClient, questions: AppendQuestions): Promise<AppendFacts> {
+  const heads = await lockHeads(c, questions.agentIds);
+  const usedIdempotencyKeys = await matching(c, questions.idempotencyKeys, 'idempotency_keys', 'key');
+  const usableSigningKeys = await matching(c, questions.signingKeyIds, 'signing_keys', 'id', 'revoked_at IS NULL');
+  const usedNonces = await matching(c, questions.nonces, 'nonces', 'nonce');
+  const [newest] = (await c.query('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1')).rows as Row[];
+  return { heads, usedIdempotencyKeys, usableSigningKeys, usedNonces, newestSortKey: newest ? String(newest.sort_key) : null };
+}
 
-  // A used Idempotency-Key is found before anything else, as on SQLite, so a repeated request
-  // replays even after its signing key was revoked or with its nonce spent.
-  const wantIdem = batch.flatMap((p, i) => (outcomes[i] === null && p.idempotency
-    ? [{ i, agentId: p.agentId, value: p.idempotency.key, extra: p.idempotency.fingerprint }] : []));
-  const wonIdem = await claim(c, CLAIM_IDEMPOTENCY, wantIdem);
-  for (const x of wantIdem) if (!wonIdem.has(x.i)) outcomes[x.i] = { kind: 'idempotency_conflict' };
-
-  await refuseRevokedKeys(c, batch, outcomes);
-  const wantNonce = batch.flatMap((p, i) => (outcomes[i] === null && p.signature ? [{ i, agentId: p.agentId, value: p.signature.nonce }] : []));
-  const wonNonce = await claim(c, CLAIM_NONCE, wantNonce);
-  for (const x of wantNonce) if (!wonNonce.has(x.i)) outcomes[x.i] = { kind: 'nonce_used' };
-
-  // A request refused after it claimed its Idempotency-Key gives the key back: only a recorded result is kept.
-  const releaseIdem = wantIdem.filter((x) => wonIdem.has(x.i) && outcomes[x.i] !== null);
-  if (releaseIdem.length > 0) {
-    await c.query('DELETE FROM idempotency_keys WHERE (agent_id, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-      [releaseIdem.map((r) => r.agentId), releaseIdem.map((r) => r.value)]);
-  }
-
-  const newest = (await c.query('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1')).rows as Row[];
-  let newestSortKey = newest[0] ? String(newest[0].sort_key) : null;
-  const recorded: { i: number; record: StoredRecord; response: { status: number; body: string } }[] = [];
-  batch.forEach((pending, i) => {
-    if (outcomes[i] !== null) return;
-    const head = heads.get(pending.agentId)!;
-    const seq = head.seq + 1;
-    const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt, newestSortKey });
-    newestSortKey = sortKeyOf(placed.id);
-    const record: StoredRecord = {
-      id: placed.id, agentId: pending.agentId, agentHandle: pending.agentHandle, type: pending.type,
-      chainSeq: seq, recordedAt: placed.recordedAt, symbol: pending.symbol, content: pending.content,
-      contentHash: pending.contentHash, prevHash: head.hash, chainHash: placed.chainHash,
-      signature: pending.signature, linkToken: pending.linkToken,
-    };
-    const response = pending.respond(record);
-    recorded.push({ i, record, response });
-    outcomes[i] = { kind: 'recorded', record, response };
-    Object.assign(head, { seq, hash: record.chainHash, recordedAt: record.recordedAt });
-  });
-  if (recorded.length === 0) return outcomes as AppendOutcome[];
-
-  await insertRecords(c, recorded.map((x) => x.record));
-
-  const withIdem = recorded.filter((x) => batch[x.i]!.idempotency);
-  if (withIdem.length > 0) {
+async function writeAppend(c: pg.PoolClient, rows: AppendRows): Promise<void> {
+  if (rows.records.length === 0) return;
+  await insertRecords(c, rows.records);
+  const { idempotencyKeys: keys, nonces, heads } = rows;
+  if (keys.length > 0) {
     await c.query(
-      `UPDATE idempotency_keys k SET record_id = v.record_id, status = v.status, body = v.body, created_at = v.created_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) AS v(agent_id, key, record_id, status, body, created_at)
-       WHERE k.agent_id = v.agent_id AND k.key = v.key`,
-      [withIdem.map((x) => x.record.agentId), withIdem.map((x) => batch[x.i]!.idempotency!.key), withIdem.map((x) => x.record.id),
-        withIdem.map((x) => x.response.status), withIdem.map((x) => x.response.body), withIdem.map((x) => x.record.recordedAt)]);
+      `INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
+       SELECT agent_id, key, fingerprint, record_id, status, '', created_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) AS v(agent_id, key, fingerprint, record_id, status, created_at)`,
+      [keys.map((k) => k.agentId), keys.map((k) => k.key), keys.map((k) => k.fingerprint), keys.map((k) => k.recordId),
+        keys.map((k) => k.status), keys.map((k) => k.createdAt)]);
   }
-  const signed = recorded.filter((x) => x.record.signature);
-  if (signed.length > 0) {
-    await c.query(
-      `UPDATE nonces n SET record_id = v.record_id FROM unnest($1::text[], $2::text[], $3::text[]) AS v(agent_id, nonce, record_id)
-       WHERE n.agent_id = v.agent_id AND n.nonce = v.nonce`,
-      [signed.map((x) => x.record.agentId), signed.map((x) => x.record.signature!.nonce), signed.map((x) => x.record.id)]);
+  if (nonces.length > 0) {
+    await c.query('INSERT INTO nonces (agent_id, nonce, record_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])',
+      [nonces.map((n) => n.agentId), nonces.map((n) => n.nonce), nonces.map((n) => n.recordId)]);
   }
-  const added = new Map<string, AddedCounts>();
-  for (const { record } of recorded) {
-    if (!added.has(record.agentId)) added.set(record.agentId, noneAdded());
-    countAdded(added.get(record.agentId)!, record);
-  }
-  const moved = [...added].map(([agentId, counts]) => ({ agentId, head: heads.get(agentId)!, counts }));
   await c.query(
     `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at,
        decision_count = h.decision_count + v.decisions, execution_count = h.execution_count + v.executions,
@@ -389,7 +325,6 @@ async function appendInTransaction(c: pg.PoolClient, batch: PendingRecord[], pos
      FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
        AS v(agent_id, seq, hash, recorded_at, decisions, executions, signed)
      WHERE h.agent_id = v.agent_id`,
-    [moved.map((m) => m.agentId), moved.map((m) => m.head.seq), moved.map((m) => m.head.hash), moved.map((m) => m.head.recordedAt),
-      moved.map((m) => m.counts.decision), moved.map((m) => m.counts.execution), moved.map((m) => m.counts.signed)]);
-  return outcomes as AppendOutcome[];
+    [heads.map((h) => h.agentId), heads.map((h) => h.seq), heads.map((h) => h.hash), heads.map((h) => h.recordedAt),
+      heads.map((h) => h.added.decision), heads.map((h) => h.added.execution), heads.map((h) => h.added.signed)]);
 }

@@ -6,17 +6,19 @@ import Database, { type SqliteDatabase, type SqliteStatement } from './driver.ts
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type {
-  Agent, AgentStatus, ApiKey, AppendOutcome, ChainHead, ChainPositioner, IdempotentResult,
-  KeyHolder, LedgerStore, Page, PendingRecord, SigningKey, StoredRecord,
+  Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
+} from '../../domain/types.ts';
+import {
+  agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page,
 } from '../port.ts';
-import type { AgentHead, LedgerQuery, RecordCounts } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
 import {
-  agentFromRow, apiKeyFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
   INSERT_RECORD_SQLITE, KEY_HOLDER_COLUMNS, RECORD_COLUMNS, recordParams, type Row,
 } from '../rows.ts';
-import { COUNT_SUMS, countAdded, noneAdded, recordCountsFromSums, type AddedCounts } from '../counts.ts';
+import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
@@ -28,18 +30,21 @@ function prepareStatements(db: SqliteDatabase) {
     headForUpdate: p(`SELECT h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h
                       JOIN agents a ON a.id = h.agent_id WHERE h.agent_id = ?`),
     idempotencyExists: p('SELECT 1 FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
-    insertNonce: p('INSERT OR IGNORE INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)'),
+    insertNonce: p('INSERT INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)'),
+    nonceExists: p('SELECT 1 FROM nonces WHERE agent_id = ? AND nonce = ?'),
     insertRecord: p(INSERT_RECORD_SQLITE),
     insertIdempotency: p(`INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
                           VALUES (?, ?, ?, ?, ?, ?, ?)`),
     updateHead: p(`UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = decision_count + ?,
                      execution_count = execution_count + ?, signed_count = signed_count + ? WHERE agent_id = ?`),
-    findIdempotent: p('SELECT fingerprint, status, body FROM idempotency_keys WHERE agent_id = ? AND key = ?'),
+    findIdempotent: p(`SELECT k.fingerprint, k.status, k.body, ${RECORD_COLUMNS} FROM idempotency_keys k
+                       LEFT JOIN records r ON r.id = k.record_id LEFT JOIN agents a ON a.id = r.agent_id
+                       WHERE k.agent_id = ? AND k.key = ?`),
     dataVersion: p('PRAGMA data_version').pluck(),
     findKeyHolder: p(`SELECT ${KEY_HOLDER_COLUMNS} FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.secret_hash = ?`),
     newestSortKey: p('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1'),
     findSigningKey: p('SELECT * FROM signing_keys WHERE agent_id = ? AND id = ?'),
-    signingKeyUsable: p('SELECT revoked_at IS NULL FROM signing_keys WHERE agent_id = ? AND id = ?').pluck(),
+    signingKeyUsable: p('SELECT 1 FROM signing_keys WHERE agent_id = ? AND id = ? AND revoked_at IS NULL'),
     findRecord: p(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id WHERE r.id = ?`),
   };
 }
@@ -49,10 +54,7 @@ const KEY_HOLDER_CACHE_LIMIT = 10_000;
 /** A WAL that has grown past this is cut back to it when it starts over. */
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
-type HeadState = { seq: number; hash: string; recordedAt: string | null; active: boolean; added: AddedCounts };
-
 export class SqliteStore implements LedgerStore {
-  readonly dialect = 'sqlite' as const;
   /** Transactions run one after another on this connection; later batches may commit while earlier ones fsync. */
   readonly maxBatchesInFlight = 4;
   readonly db: SqliteDatabase;
@@ -213,76 +215,57 @@ export class SqliteStore implements LedgerStore {
 
   async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
     const row = this.s.findIdempotent.get(agentId, key) as Row | undefined;
-    return row ? { fingerprint: String(row.fingerprint), status: Number(row.status), body: String(row.body) } : null;
+    return row ? idempotentFromRow(row) : null;
   }
 
-  async appendBatch(batch: PendingRecord[], position: ChainPositioner): Promise<AppendOutcome[]> {
-    if (!this.walSync) return this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+  async appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T> {
+    const append = () => this.db.transaction(() => {
+      const { rows, result } = plan(this.appendFacts(questions));
+      this.writeAppend(rows);
+      return { result, count: rows.records.length };
+    }).immediate();
+    if (!this.walSync) return append().result;
     this.walSync.assertHealthy();
     await this.checkpointer?.beforeAppend();
     // db.pragma each time, not a statement prepared once: SQLite applies `synchronous` while it
     // compiles the pragma, so re-running a prepared one does not reliably set it (tried).
     this.db.pragma('synchronous = NORMAL');
-    let outcomes: AppendOutcome[];
+    let appended: { result: T; count: number };
     try {
-      outcomes = this.db.transaction(() => this.appendInTransaction(batch, position)).immediate();
+      appended = append();
     } finally {
       this.db.pragma('synchronous = FULL');
     }
-    this.checkpointer?.afterAppend(batch.length);
+    this.checkpointer?.afterAppend(appended.count);
     await this.walSync.sync(); // only now is the batch durable, and only now is it answered
-    return outcomes;
+    return appended.result;
   }
 
-  private appendInTransaction(batch: PendingRecord[], position: ChainPositioner): AppendOutcome[] {
+  /** Inside the IMMEDIATE transaction, which no other writer (of any process) shares. */
+  private appendFacts(questions: AppendQuestions): AppendFacts {
     const s = this.s;
-    const heads = new Map<string, HeadState>();
-    let newestSortKey = ((s.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null;
-    const outcomes = batch.map((pending): AppendOutcome => {
-      let head = heads.get(pending.agentId);
-      if (!head) {
-        const row = s.headForUpdate.get(pending.agentId) as Row;
-        head = { seq: Number(row.seq), hash: String(row.hash), recordedAt: row.recorded_at as string | null, active: row.status === 'active', added: noneAdded() };
-        heads.set(pending.agentId, head);
-      }
-      if (!head.active) return { kind: 'agent_not_active' };
-      if (pending.idempotency && s.idempotencyExists.get(pending.agentId, pending.idempotency.key)) {
-        return { kind: 'idempotency_conflict' };
-      }
-      if (pending.signature && !this.keyUsable(pending.agentId, pending.signature.key_id)) return { kind: 'key_revoked' };
-      const seq = head.seq + 1;
-      const placed = position({ pending, seq, prevHash: head.hash, prevRecordedAt: head.recordedAt, newestSortKey });
-      newestSortKey = sortKeyOf(placed.id);
-      if (pending.signature && s.insertNonce.run(pending.agentId, pending.signature.nonce, placed.id).changes === 0) {
-        return { kind: 'nonce_used' };
-      }
-      const record: StoredRecord = {
-        id: placed.id, agentId: pending.agentId, agentHandle: pending.agentHandle, type: pending.type,
-        chainSeq: seq, recordedAt: placed.recordedAt, symbol: pending.symbol, content: pending.content,
-        contentHash: pending.contentHash, prevHash: head.hash, chainHash: placed.chainHash,
-        signature: pending.signature, linkToken: pending.linkToken,
-      };
-      s.insertRecord.run(...recordParams(record));
-      const response = pending.respond(record);
-      if (pending.idempotency) {
-        s.insertIdempotency.run(pending.agentId, pending.idempotency.key, pending.idempotency.fingerprint,
-          record.id, response.status, response.body, record.recordedAt);
-      }
-      head.seq = seq;
-      head.hash = record.chainHash;
-      head.recordedAt = record.recordedAt;
-      countAdded(head.added, record);
-      return { kind: 'recorded', record, response };
-    });
-    for (const [agentId, { seq, hash, recordedAt, added }] of heads) {
-      s.updateHead.run(seq, hash, recordedAt, added.decision, added.execution, added.signed, agentId);
+    const heads = new Map<string, HeadFact>();
+    for (const agentId of questions.agentIds) {
+      const row = s.headForUpdate.get(agentId) as Row | undefined;
+      if (row) heads.set(agentId, { seq: Number(row.seq), hash: String(row.hash), recordedAt: (row.recorded_at as string | null) ?? null, active: row.status === 'active' });
     }
-    return outcomes;
+    const matching = (pairs: AgentValue[], statement: SqliteStatement) =>
+      new Set(pairs.filter((p) => statement.get(p.agentId, p.value) !== undefined).map((p) => agentValueKey(p.agentId, p.value)));
+    return {
+      heads,
+      usedIdempotencyKeys: matching(questions.idempotencyKeys, s.idempotencyExists),
+      usableSigningKeys: matching(questions.signingKeyIds, s.signingKeyUsable),
+      usedNonces: matching(questions.nonces, s.nonceExists),
+      newestSortKey: ((s.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null,
+    };
   }
 
-  /** Inside the append transaction: a revoke committed before it is seen, one after it waits. */
-  private keyUsable(agentId: string, keyId: string): boolean {
-    return this.s.signingKeyUsable.get(agentId, keyId) === 1;
+  private writeAppend(rows: AppendRows): void {
+    const s = this.s;
+    for (const record of rows.records) s.insertRecord.run(...recordParams(record));
+    for (const k of rows.idempotencyKeys) s.insertIdempotency.run(k.agentId, k.key, k.fingerprint, k.recordId, k.status, '', k.createdAt);
+    for (const n of rows.nonces) s.insertNonce.run(n.agentId, n.nonce, n.recordId);
+    for (const h of rows.heads) s.updateHead.run(h.seq, h.hash, h.recordedAt, h.added.decision, h.added.execution, h.added.signed, h.agentId);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {

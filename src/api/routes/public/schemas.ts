@@ -6,7 +6,7 @@ import { sha256Hex } from '../../../core/sha256.ts';
 import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
 import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
 import { GUARANTEES } from '../../../ledger/public-reads.ts';
-import { AGENT_STATUSES } from '../../../store/port.ts';
+import { AGENT_STATUSES } from '../../../domain/types.ts';
 import { NO_CONTROL_CHARACTERS, RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
 
 const HEX64 = '^[0-9a-f]{64}$';
