@@ -119,9 +119,11 @@ export function encodeVkey(name: string, publicKey: Uint8Array): LogResult<strin
 /** Parses an Ed25519 vkey; any other signature type, a key ID that does not match, or a stray byte is refused. */
 export function parseVkey(text: string): LogResult<Vkey> {
   if (typeof text !== 'string') return fail('vkey must be a string');
-  const parts = text.split('+');
-  if (parts.length !== 3) return fail('a vkey is name+keyid+key');
-  const [name, idHex, keyB64] = parts as [string, string, string];
+  // Names hold no '+', and the ID is hex: the first two '+' split the parts (base64 may hold '+').
+  const first = text.indexOf('+');
+  const second = text.indexOf('+', first + 1);
+  if (first < 0 || second < 0) return fail('a vkey is name+keyid+key');
+  const [name, idHex, keyB64] = [text.slice(0, first), text.slice(first + 1, second), text.slice(second + 1)];
   if (!isKeyName(name)) return fail('invalid key name');
   if (!/^[0-9a-f]{8}$/.test(idHex)) return fail('key ID must be 8 lowercase hex digits');
   const material = b64Decode(keyB64);
