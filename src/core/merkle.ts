@@ -132,7 +132,7 @@ export function rootNodes(size: number): NodeId[] {
 }
 
 /** The head of a right-edge range from its complete subtrees' hashes, left to right. */
-export function foldRight(hashes: readonly Hash[]): Hash {
+export function rangeHead(hashes: readonly Hash[]): Hash {
   if (hashes.length === 0) return emptyRoot();
   let h = hashes[hashes.length - 1]!;
   for (let i = hashes.length - 2; i >= 0; i--) h = nodeHash(hashes[i]!, h);
@@ -228,7 +228,7 @@ export function readProof(proofPlan: ProofPlan, reader: HashReader): LogResult<H
       if (!h.ok) return h;
       hashes.push(h.value);
     }
-    proof.push(foldRight(hashes));
+    proof.push(rangeHead(hashes));
   }
   return ok(proof);
 }
@@ -364,7 +364,7 @@ export function readCompactRange(size: number, reader: HashReader): LogResult<Co
 }
 
 export function compactRangeRoot(range: CompactRange): Hash {
-  return foldRight(range.hashes);
+  return rangeHead(range.hashes);
 }
 
 /**
