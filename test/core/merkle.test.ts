@@ -391,7 +391,7 @@ describe('properties', () => {
     );
   });
 
-  it('a plan names each stored node once and only complete subtrees inside the tree', () => {
+  it('a plan reads only complete subtrees inside the tree, at most one proof hash per level', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 ** 40 }), fc.nat(), (size, pick) => {
         const index = pick % size;
