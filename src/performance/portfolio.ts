@@ -186,7 +186,7 @@ export function reconstructModel(decisions: DecisionInput[], calendar: string[],
 type Outcome = { applied: Applied; notes: Array<{ code: NoteCode; message: string }> };
 
 /** One decision, by the rules of docs/performance-method.md §2. */
-export function applyDecision(book: Book, d: DecisionInput): Outcome {
+function applyDecision(book: Book, d: DecisionInput): Outcome {
   const notes: Array<{ code: NoteCode; message: string }> = [];
   const result = (sizing: Applied['sizing'], traded: D, price: D | null): Outcome => ({
     applied: {
