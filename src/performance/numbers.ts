@@ -1,0 +1,45 @@
+// Number handling of perf_v1. Money, quantities, values and exact ratios are decimals (decimal.js,
+// 40 significant digits, half-even); statistics (volatility, Sharpe, Sortino, beta, annualised
+// return) are IEEE doubles. Every published figure goes through one of the formatters below.
+import { Decimal } from 'decimal.js';
+
+export const Dec = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -100, toExpPos: 100 });
+export type Dec = InstanceType<typeof Dec>;
+
+/** Quantities derived by division are cut (rounded towards zero) to 8 decimal places. */
+export const QUANTITY_PLACES = 8;
+
+export function cutQuantity(q: Dec): Dec {
+  return q.toDecimalPlaces(QUANTITY_PLACES, Decimal.ROUND_DOWN);
+}
+
+/** Money as published: 2 decimal places, half-even. */
+export function money(d: Dec): string {
+  return d.toFixed(2, Decimal.ROUND_HALF_EVEN);
+}
+
+/** Returns, volatility and drawdowns as published: 6 decimal places, half-even. */
+export function ratio(d: Dec): string {
+  return d.toFixed(6, Decimal.ROUND_HALF_EVEN);
+}
+
+/** A double published with `places` decimals: its shortest round-trip text, rounded half-even. */
+export function fromDouble(x: number, places: number): string {
+  return new Dec(String(x)).toFixed(places, Decimal.ROUND_HALF_EVEN);
+}
+
+/** Plain decimal text (no exponent, no trailing zeros) for quantities and cash. */
+export function plain(d: Dec): string {
+  return d.toFixed();
+}
+
+/** A decimal from input text, or null when it is not a finite decimal. */
+export function parseDec(text: string | null | undefined): Dec | null {
+  if (text === null || text === undefined) return null;
+  try {
+    const d = new Dec(text);
+    return d.isFinite() ? d : null;
+  } catch {
+    return null;
+  }
+}

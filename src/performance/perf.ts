@@ -1,0 +1,154 @@
+// perf_v1: a portfolio's daily series, its metrics and the benchmark's, in one report.
+// Owns: the assembly of a performance report from plain inputs (decisions or fills, their prices,
+// daily closes, the benchmark's closes). Pure: no I/O; the caller fetches and stores.
+// The method is written out, with a worked example, in docs/performance-method.md.
+
+import { computeMetrics, relativeMetrics, type Metrics, type RelativeMetrics } from './metrics.ts';
+import { Dec, money, ratio } from './numbers.ts';
+import { OUTCOME_HORIZONS, decisionOutcomes, hitRate, type DecisionOutcome, type HitRate } from './outcomes.ts';
+import { reconstructBroker, reconstructModel, type Close, type DecisionInput, type FillInput, type Note, type Reconstruction } from './portfolio.ts';
+
+export const METHOD = 'perf_v1';
+export const DEFAULT_BENCHMARK = 'SPY';
+
+export type BenchmarkInput = {
+  symbol: string;
+  /** The benchmark's daily closes (price return: split-adjusted, dividends not reinvested), in date order. */
+  closes: Close[];
+  /** The benchmark's price at the portfolio's first record, observed at receipt like a decision's. */
+  inception_price?: string | null;
+};
+
+export type SeriesRow = { date: string; value: string; daily_return: string; benchmark_value: string | null };
+
+export type PerformanceReport = {
+  method: typeof METHOD;
+  portfolio: 'model' | 'broker';
+  basis: 'decisions_at_receipt_price' | 'trade_derived';
+  synthetic: boolean;
+  caveats: string[];
+  inception: string | null;
+  start_value: string;
+  series: SeriesRow[];
+  metrics: Metrics & RelativeMetrics;
+  benchmark: {
+    symbol: string;
+    basis: 'price_return';
+    base_price: string | null;
+    base_from: 'inception_price' | 'previous_close' | 'first_close' | null;
+    metrics: Metrics | null;
+  };
+  outcomes?: { decisions: DecisionOutcome[]; hit_rate: { [h: string]: HitRate } };
+  reconstruction: Pick<Reconstruction, 'applied' | 'cash' | 'positions'>;
+  notes: Note[];
+};
+
+/** The valuation calendar: the benchmark's close dates, from the inception date on, up to `asOf`. */
+export function calendarOf(benchmark: BenchmarkInput, asOf?: string): string[] {
+  return benchmark.closes.map((c) => c.date).filter((d) => asOf === undefined || d <= asOf);
+}
+
+type Base = { price: string | null; from: PerformanceReport['benchmark']['base_from'] };
+
+function benchmarkBase(benchmark: BenchmarkInput, inceptionDate: string): Base {
+  if (benchmark.inception_price) return { price: benchmark.inception_price, from: 'inception_price' };
+  const before = benchmark.closes.filter((c) => c.date < inceptionDate).at(-1);
+  if (before) return { price: before.close, from: 'previous_close' };
+  const first = benchmark.closes.find((c) => c.date >= inceptionDate);
+  return first ? { price: first.close, from: 'first_close' } : { price: null, from: null };
+}
+
+function assemble(
+  portfolio: 'model' | 'broker',
+  rec: Reconstruction,
+  benchmark: BenchmarkInput,
+  synthetic: boolean,
+  caveats: string[],
+): PerformanceReport {
+  const inceptionDate = rec.inception === null ? null : new Date(Date.parse(rec.inception)).toISOString().slice(0, 10);
+  const base = inceptionDate === null ? { price: null, from: null } : benchmarkBase(benchmark, inceptionDate);
+  const benchClose = new Map(benchmark.closes.map((c) => [c.date, c.close]));
+  const benchValues = rec.values.map((p) => ({
+    date: p.date,
+    value: base.price === null ? '' : money(new Dec(rec.start_value).times(benchClose.get(p.date) as string).div(base.price)),
+  }));
+  let previous = new Dec(rec.start_value);
+  const series: SeriesRow[] = rec.values.map((p, i) => {
+    const v = new Dec(p.value);
+    const daily = previous.isZero() ? new Dec(0) : v.div(previous).minus(1);
+    previous = v;
+    return { date: p.date, value: p.value, daily_return: ratio(daily), benchmark_value: base.price === null ? null : (benchValues[i] as { value: string }).value };
+  });
+  const metrics = computeMetrics(rec.start_value, inceptionDate ?? '1970-01-01', rec.values);
+  const relative: RelativeMetrics =
+    base.price === null
+      ? { beta: { value: null, reason: 'no benchmark price' }, excess_return: { value: null, reason: 'no benchmark price' } }
+      : relativeMetrics(rec.start_value, rec.values, benchValues);
+  return {
+    method: METHOD,
+    portfolio,
+    basis: portfolio === 'model' ? 'decisions_at_receipt_price' : 'trade_derived',
+    synthetic,
+    caveats,
+    inception: rec.inception,
+    start_value: rec.start_value,
+    series,
+    metrics: { ...metrics, ...relative },
+    benchmark: {
+      symbol: benchmark.symbol,
+      basis: 'price_return',
+      base_price: base.price,
+      base_from: base.from,
+      metrics: base.price === null || inceptionDate === null ? null : computeMetrics(rec.start_value, inceptionDate, benchValues),
+    },
+    reconstruction: { applied: rec.applied, cash: rec.cash, positions: rec.positions },
+    notes: rec.notes,
+  };
+}
+
+export type ModelInput = {
+  decisions: DecisionInput[];
+  /** Daily closes of every symbol decided on, in date order. */
+  closes: Record<string, Close[]>;
+  benchmark: BenchmarkInput;
+  /** Last date valued (default: the benchmark's last close). */
+  as_of?: string;
+  /** True when any price came from the synthetic provider. */
+  synthetic?: boolean;
+};
+
+export function modelPerformance(input: ModelInput): PerformanceReport {
+  const rec = reconstructModel(input.decisions, calendarOf(input.benchmark, input.as_of), input.closes);
+  const caveats = [
+    `model portfolio: decisions applied at the price observed when the service received them, from ${money(new Dec(rec.start_value))} USD in cash; no fees, no slippage, no short sales, no leverage`,
+    `benchmark ${input.benchmark.symbol}: price return (split-adjusted, dividends not reinvested)`,
+  ];
+  if (input.synthetic) caveats.push('synthetic prices: not market data');
+  const report = assemble('model', rec, input.benchmark, input.synthetic === true, caveats);
+  const decisions = decisionOutcomes(input.decisions, input.closes);
+  const hit_rate: { [h: string]: HitRate } = {};
+  for (const h of OUTCOME_HORIZONS) hit_rate[`${h}d`] = hitRate(decisions.map((o) => o.at[h]));
+  hit_rate.stated = hitRate(decisions.map((o) => o.stated.outcome));
+  report.outcomes = { decisions, hit_rate };
+  return report;
+}
+
+export type BrokerInput = {
+  fills: FillInput[];
+  closes: Record<string, Close[]>;
+  benchmark: BenchmarkInput;
+  opening_value?: string;
+  as_of?: string;
+  synthetic?: boolean;
+};
+
+export function brokerPerformance(input: BrokerInput): PerformanceReport {
+  const rec = reconstructBroker(input.fills, calendarOf(input.benchmark, input.as_of), input.closes, input.opening_value);
+  const caveats = [
+    `trade-derived: imported fills applied from ${money(new Dec(rec.start_value))} USD; deposits, withdrawals and dividends are not imported (rule 7)`,
+    `benchmark ${input.benchmark.symbol}: price return (split-adjusted, dividends not reinvested)`,
+  ];
+  if (input.synthetic) caveats.push('synthetic prices: not market data');
+  return assemble('broker', rec, input.benchmark, input.synthetic === true, caveats);
+}
+

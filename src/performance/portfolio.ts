@@ -1,0 +1,338 @@
+// Portfolio reconstruction of perf_v1: the model portfolio from decisions (priced at receipt) and
+// the broker portfolio from executions (trade-derived), both valued daily at the close.
+// Owns: the accounting rules of every action and edge, and the daily valuation. Pure: no I/O.
+// The rules are written out in docs/performance-method.md; each edge leaves a note, never a silent drop.
+
+import { Dec, cutQuantity, money, parseDec, plain, type Dec as D } from './numbers.ts';
+
+export const START_VALUE = '100000';
+/** An unsized BUY or INCREASE buys this share of the portfolio's value. */
+export const UNSIZED_BUY_PCT = '10';
+
+export type Action = 'BUY' | 'SELL' | 'HOLD' | 'INCREASE' | 'REDUCE' | 'CLOSE';
+export type Close = { date: string; close: string };
+
+export type DecisionInput = {
+  id: string;
+  recorded_at: string;
+  symbol: string;
+  action: Action;
+  target_allocation_pct?: string | null;
+  quantity?: string | null;
+  notional?: string | null;
+  time_horizon?: string | null;
+  /** The price observed at receipt (rule 6), or null when none could be had. */
+  price: string | null;
+  /** Why there is no price (provider none, unknown symbol, ...). */
+  price_missing_reason?: string | null;
+};
+
+export type FillInput = {
+  id: string;
+  executed_at: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  quantity: string;
+  price: string;
+  fee?: string | null;
+};
+
+export type NoteCode =
+  | 'unpriced'
+  | 'unsized_default'
+  | 'sizing_ignored'
+  | 'invalid_size'
+  | 'buy_clipped_to_cash'
+  | 'no_cash'
+  | 'sell_clipped_to_holding'
+  | 'nothing_held'
+  | 'target_already_met'
+  | 'negative_cash'
+  | 'short_position';
+
+export type Note = { record_id: string; code: NoteCode; message: string };
+
+/** What one decision or fill did to the portfolio. */
+export type Applied = {
+  record_id: string;
+  at: string;
+  symbol: string;
+  action: string;
+  price: string | null;
+  sizing: 'target_allocation_pct' | 'quantity' | 'notional' | 'default' | 'all' | 'none';
+  /** Signed: positive bought, negative sold; "0" when nothing traded. */
+  traded_quantity: string;
+  cash_after: string;
+  position_after: string;
+  notes: NoteCode[];
+};
+
+export type SeriesPoint = { date: string; value: string };
+
+export type Reconstruction = {
+  inception: string | null;
+  start_value: string;
+  /** Published daily values at the close (2 decimals). */
+  values: SeriesPoint[];
+  applied: Applied[];
+  notes: Note[];
+  cash: string;
+  positions: Array<{ symbol: string; quantity: string; mark: string }>;
+};
+
+type Holding = { qty: D; mark: D };
+
+/** Cash, holdings and their running value (Σ quantity × mark, kept exact and incremental). */
+class Book {
+  cash: D;
+  readonly holdings = new Map<string, Holding>();
+  private invested = new Dec(0);
+
+  constructor(start: D) {
+    this.cash = start;
+  }
+
+  value(): D {
+    return this.cash.plus(this.invested);
+  }
+
+  quantity(symbol: string): D {
+    return this.holdings.get(symbol)?.qty ?? new Dec(0);
+  }
+
+  mark(symbol: string, price: D): void {
+    const h = this.holdings.get(symbol);
+    if (!h) return;
+    this.invested = this.invested.plus(h.qty.times(price.minus(h.mark)));
+    h.mark = price;
+  }
+
+  /** Trades `qty` (signed) at `price`, less `fee` in cash. */
+  trade(symbol: string, qty: D, price: D, fee: D = new Dec(0)): void {
+    let h = this.holdings.get(symbol);
+    if (!h) {
+      h = { qty: new Dec(0), mark: price };
+      this.holdings.set(symbol, h);
+    }
+    this.mark(symbol, price);
+    h.qty = h.qty.plus(qty);
+    this.invested = this.invested.plus(qty.times(price));
+    this.cash = this.cash.minus(qty.times(price)).minus(fee);
+    if (h.qty.isZero()) this.holdings.delete(symbol);
+  }
+}
+
+type Event = { at: string; date: string; apply: (book: Book) => void };
+
+function utcDate(instant: string): string {
+  return new Date(Date.parse(instant)).toISOString().slice(0, 10);
+}
+
+/**
+ * Applies events in time order and values the book at the close of every calendar date from the
+ * first event's date on: events of a date (UTC) are applied before that date's valuation.
+ */
+function valueDaily(events: Event[], start: D, calendar: string[], closes: Record<string, Close[]>): { book: Book; values: SeriesPoint[] } {
+  const book = new Book(start);
+  const closeOf = new Map<string, Map<string, string>>();
+  for (const [symbol, list] of Object.entries(closes)) closeOf.set(symbol, new Map(list.map((c) => [c.date, c.close])));
+  const values: SeriesPoint[] = [];
+  const first = events[0];
+  let next = 0;
+  if (first !== undefined) {
+    for (const date of calendar) {
+      if (date < first.date) continue;
+      while (next < events.length && (events[next] as Event).date <= date) (events[next++] as Event).apply(book);
+      for (const symbol of [...book.holdings.keys()]) {
+        const close = closeOf.get(symbol)?.get(date);
+        if (close !== undefined) book.mark(symbol, new Dec(close));
+      }
+      values.push({ date, value: money(book.value()) });
+    }
+  }
+  while (next < events.length) (events[next++] as Event).apply(book);
+  return { book, values };
+}
+
+function positionsOf(book: Book) {
+  return [...book.holdings.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([symbol, h]) => ({ symbol, quantity: plain(h.qty), mark: plain(h.mark) }));
+}
+
+/** Decisions sorted by recorded_at, then id (the chain's own order for equal instants). */
+export function sortDecisions(decisions: DecisionInput[]): DecisionInput[] {
+  return [...decisions].sort((a, b) => (a.recorded_at !== b.recorded_at ? (a.recorded_at < b.recorded_at ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The model portfolio: every decision applied at its receipt price from START_VALUE in cash. */
+export function reconstructModel(decisions: DecisionInput[], calendar: string[], closes: Record<string, Close[]>): Reconstruction {
+  const applied: Applied[] = [];
+  const notes: Note[] = [];
+  const ordered = sortDecisions(decisions);
+  const events: Event[] = ordered.map((d) => ({
+    at: d.recorded_at,
+    date: utcDate(d.recorded_at),
+    apply: (book) => {
+      const result = applyDecision(book, d);
+      applied.push(result.applied);
+      for (const n of result.notes) notes.push({ record_id: d.id, ...n });
+    },
+  }));
+  const { book, values } = valueDaily(events, new Dec(START_VALUE), calendar, closes);
+  return { inception: ordered[0]?.recorded_at ?? null, start_value: money(new Dec(START_VALUE)), values, applied, notes, cash: plain(book.cash), positions: positionsOf(book) };
+}
+
+type Outcome = { applied: Applied; notes: Array<{ code: NoteCode; message: string }> };
+
+/** One decision, by the rules of docs/performance-method.md §2. */
+function applyDecision(book: Book, d: DecisionInput): Outcome {
+  const notes: Array<{ code: NoteCode; message: string }> = [];
+  const result = (sizing: Applied['sizing'], traded: D, price: D | null): Outcome => ({
+    applied: {
+      record_id: d.id,
+      at: d.recorded_at,
+      symbol: d.symbol,
+      action: d.action,
+      price: price === null ? null : plain(price),
+      sizing,
+      traded_quantity: plain(traded),
+      cash_after: plain(book.cash),
+      position_after: plain(book.quantity(d.symbol)),
+      notes: notes.map((n) => n.code),
+    },
+    notes,
+  });
+  const zero = new Dec(0);
+  const price = parseDec(d.price);
+  if (price === null || price.lte(0)) {
+    notes.push({ code: 'unpriced', message: `not applied: no price at receipt (${d.price_missing_reason ?? 'none recorded'})` });
+    return result('none', zero, null);
+  }
+  book.mark(d.symbol, price);
+
+  const given = (['target_allocation_pct', 'quantity', 'notional'] as const).filter((f) => d[f] !== null && d[f] !== undefined);
+  if (d.action === 'HOLD' || d.action === 'CLOSE') {
+    if (given.length > 0) notes.push({ code: 'sizing_ignored', message: `${d.action} ignores ${given.join(', ')}` });
+    if (d.action === 'HOLD') return result('none', zero, price);
+    const held = book.quantity(d.symbol);
+    if (held.lte(0)) {
+      notes.push({ code: 'nothing_held', message: `CLOSE of ${d.symbol}, which is not held` });
+      return result('all', zero, price);
+    }
+    book.trade(d.symbol, held.neg(), price);
+    return result('all', held.neg(), price);
+  }
+
+  const sizing = given[0] ?? null;
+  if (given.length > 1) notes.push({ code: 'sizing_ignored', message: `sized by ${sizing}; ${given.slice(1).join(', ')} ignored` });
+  const buying = d.action === 'BUY' || d.action === 'INCREASE';
+  const held = book.quantity(d.symbol);
+  let wanted: D; // quantity to buy (buying) or to sell (selling), before clipping
+  if (sizing === null) {
+    if (buying) wanted = cutQuantity(book.value().times(UNSIZED_BUY_PCT).div(100).div(price));
+    else wanted = d.action === 'SELL' ? held : cutQuantity(held.div(2));
+    const rule = buying ? `${UNSIZED_BUY_PCT} % of the portfolio's value` : d.action === 'SELL' ? 'the whole holding' : 'half the holding';
+    notes.push({ code: 'unsized_default', message: `no size given: ${d.action} of ${rule}` });
+  } else {
+    const amount = parseDec(d[sizing]);
+    if (amount === null || amount.lt(0) || (sizing === 'target_allocation_pct' && amount.gt(100))) {
+      notes.push({ code: 'invalid_size', message: `${sizing} ${JSON.stringify(d[sizing])} cannot size a trade` });
+      return result(sizing, zero, price);
+    }
+    if (sizing === 'quantity') wanted = amount;
+    else if (sizing === 'notional') wanted = cutQuantity(amount.div(price));
+    else {
+      const target = cutQuantity(book.value().times(amount).div(100).div(price));
+      wanted = buying ? target.minus(held) : held.minus(target);
+      if (wanted.lte(0)) {
+        notes.push({ code: 'target_already_met', message: `${d.action} to ${plain(amount)} % needs no ${buying ? 'purchase' : 'sale'}: holding ${plain(held)}, target ${plain(target)}` });
+        return result(sizing, zero, price);
+      }
+    }
+  }
+  const used = sizing ?? (buying ? 'default' : 'default');
+  return buying ? buy(book, d, wanted, price, used, notes, result) : sell(book, d, wanted, held, price, used, notes, result);
+}
+
+function buy(book: Book, d: DecisionInput, wanted: D, price: D, sizing: Applied['sizing'], notes: Outcome['notes'], result: (s: Applied['sizing'], t: D, p: D) => Outcome): Outcome {
+  let qty = wanted;
+  if (book.cash.lte(0)) {
+    notes.push({ code: 'no_cash', message: `no cash to buy ${plain(wanted)} ${d.symbol}` });
+    return result(sizing, new Dec(0), price);
+  }
+  if (qty.times(price).gt(book.cash)) {
+    qty = cutQuantity(book.cash.div(price));
+    notes.push({ code: 'buy_clipped_to_cash', message: `wanted ${plain(wanted)}, cash ${plain(book.cash)} buys ${plain(qty)}` });
+  }
+  if (qty.gt(0)) book.trade(d.symbol, qty, price);
+  return result(sizing, qty, price);
+}
+
+function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing: Applied['sizing'], notes: Outcome['notes'], result: (s: Applied['sizing'], t: D, p: D) => Outcome): Outcome {
+  if (held.lte(0)) {
+    notes.push({ code: 'nothing_held', message: `${d.action} of ${d.symbol}, which is not held (no short sales)` });
+    return result(sizing, new Dec(0), price);
+  }
+  let qty = wanted;
+  if (qty.gt(held)) {
+    qty = held;
+    notes.push({ code: 'sell_clipped_to_holding', message: `wanted to sell ${plain(wanted)}, held ${plain(held)}` });
+  }
+  if (qty.gt(0)) book.trade(d.symbol, qty.neg(), price);
+  return result(sizing, qty.neg(), price);
+}
+
+/**
+ * The broker portfolio, trade-derived (rule 7): fills applied exactly as reported from an opening
+ * value in cash (START_VALUE unless the caller knows the account's opening equity). Deposits,
+ * withdrawals and dividends are not known; cash may go negative and positions short, each noted once.
+ */
+export function reconstructBroker(fills: FillInput[], calendar: string[], closes: Record<string, Close[]>, openingValue: string = START_VALUE): Reconstruction {
+  const applied: Applied[] = [];
+  const notes: Note[] = [];
+  const ordered = [...fills].sort((a, b) => (a.executed_at !== b.executed_at ? (a.executed_at < b.executed_at ? -1 : 1) : a.id < b.id ? -1 : 1));
+  let cashNoted = false;
+  const shortNoted = new Set<string>();
+  const events: Event[] = ordered.map((f) => ({
+    at: f.executed_at,
+    date: utcDate(f.executed_at),
+    apply: (book) => {
+      const qty = parseDec(f.quantity);
+      const price = parseDec(f.price);
+      const fee = parseDec(f.fee ?? '0') ?? new Dec(0);
+      const codes: NoteCode[] = [];
+      if (qty === null || price === null || qty.lte(0) || price.lte(0)) {
+        notes.push({ record_id: f.id, code: 'invalid_size', message: `fill with quantity ${f.quantity} at ${f.price} not applied` });
+        codes.push('invalid_size');
+      } else {
+        book.trade(f.symbol, f.side === 'buy' ? qty : qty.neg(), price, fee);
+        if (book.cash.lt(0) && !cashNoted) {
+          cashNoted = true;
+          codes.push('negative_cash');
+          notes.push({ record_id: f.id, code: 'negative_cash', message: 'cash below zero: the account held money the imported trades do not show' });
+        }
+        if (book.quantity(f.symbol).lt(0) && !shortNoted.has(f.symbol)) {
+          shortNoted.add(f.symbol);
+          codes.push('short_position');
+          notes.push({ record_id: f.id, code: 'short_position', message: `${f.symbol} sold beyond the imported holding (short, or bought before the import)` });
+        }
+      }
+      applied.push({
+        record_id: f.id,
+        at: f.executed_at,
+        symbol: f.symbol,
+        action: f.side,
+        price: price === null ? null : plain(price),
+        sizing: 'quantity',
+        traded_quantity: codes.includes('invalid_size') || qty === null ? '0' : plain(f.side === 'buy' ? qty : qty.neg()),
+        cash_after: plain(book.cash),
+        position_after: plain(book.quantity(f.symbol)),
+        notes: codes,
+      });
+    },
+  }));
+  const start = parseDec(openingValue) ?? new Dec(START_VALUE);
+  const { book, values } = valueDaily(events, start, calendar, closes);
+  return { inception: ordered[0]?.executed_at ?? null, start_value: money(start), values, applied, notes, cash: plain(book.cash), positions: positionsOf(book) };
+}
