@@ -37,6 +37,8 @@ export type AppDeps = {
   clock?: Clock;
   checkSignature: SignatureCheck;
   logger?: boolean | object;
+  /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
+  decisions?: DecisionService;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; close: () => Promise<void> };
@@ -112,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
 
-  const decisions = new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
+  const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
   const operators = new Operators(store, clock);
 
   await app.register(healthRoutes, { store, isClosing: () => closing });
