@@ -16,7 +16,7 @@ import { GENESIS_PREV_HASH } from '../src/core/chain.ts';
 import { systemClock } from '../src/ledger/clock.ts';
 import { decisionResponse, DecisionService, type DecisionOutcome, type DecisionServiceOptions } from '../src/ledger/decisions.ts';
 import { signatureChecker } from '../src/ledger/signing.ts';
-import { VerifierThread } from '../src/ledger/verifier-thread.ts';
+import { VerifierThread, warnWhenLate } from '../src/ledger/verifier-thread.ts';
 import { openStore } from '../src/store/open.ts';
 import type { AppendOutcome, LedgerStore, StoredRecord } from '../src/store/port.ts';
 import { serveAsChild } from './child.ts';
@@ -70,7 +70,7 @@ if (rung !== 'guards' && rung !== 'unstored') throw new Error(`BENCH_RUNG must b
 const config = loadConfig(process.env);
 const store = openStore(config.databaseUrl);
 await store.migrate();
-const verifier = new VerifierThread();
+const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
 const checkSignature = signatureChecker(store, verifier.verify);
 const ledger = await buildApp({
   store: rung === 'unstored' ? appendingInMemory(store) : store,
