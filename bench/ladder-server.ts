@@ -1,57 +1,92 @@
-// A rung of the write benchmark's ladder (bench/write.ts), run as a child process: the real
-// service (startServer, as `ledger serve` runs it) with one layer of the record path taken
-// away, so a run shows where a write's time goes. A measurement fixture only: these servers
-// answer 201 for writes they never store, and nothing outside bench/ starts them.
+// A rung of the write benchmark's ladder (bench/write.ts), run as a child process: the SQLite
+// service composed as `ledger serve` composes it (src/server.ts: store, verifier thread,
+// signature checker, buildApp), with one layer of the write replaced by a fake given to buildApp
+// as a dependency, so a run shows where a write's time goes. A measurement fixture only: these
+// servers answer 201 for writes they never store, and nothing outside bench/ starts them.
 //
 //   BENCH_RUNG=guards    routing, the lossless parse, validation, API-key auth, the rate limiter
-//                        and the Idempotency-Key check run; the record path answers a fixed 201
+//                        and the Idempotency-Key check run; the record path (buildApp's
+//                        `decisions`) answers a fixed 201
 //   BENCH_RUNG=unstored  all of that and the record path (content document, canon_v1, hashes,
-//                        ids, the signature check on the verifier thread, the commit queue); only
-//                        the store's append is replaced by chaining in memory
-import { GENESIS_PREV_HASH } from '../src/core/chain.ts';
+//                        ids, the signature check on the verifier thread, the commit queue); the
+//                        store buildApp is given chains appends in memory instead of storing them
+import { buildApp } from '../src/api/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { decisionResponse } from '../src/ledger/decisions.ts';
-import { startServer } from '../src/server.ts';
-import type { AppendOutcome, ChainPositioner, PendingRecord, StoredRecord } from '../src/store/port.ts';
-import { sortKeyOf } from '../src/store/rows.ts';
+import { GENESIS_PREV_HASH } from '../src/core/chain.ts';
+import { systemClock } from '../src/ledger/clock.ts';
+import { decisionResponse, DecisionService, type DecisionOutcome, type DecisionServiceOptions } from '../src/ledger/decisions.ts';
+import { signatureChecker } from '../src/ledger/signing.ts';
+import { VerifierThread, warnWhenLate } from '../src/ledger/verifier-thread.ts';
+import { openStore } from '../src/store/open.ts';
+import type { StoredRecord } from '../src/domain/types.ts';
+import { agentValueKey, type HeadFact, type LedgerStore } from '../src/store/port.ts';
 import { serveAsChild } from './child.ts';
 
-type Head = { seq: number; hash: string; recordedAt: string };
-
-/** The store's append without the store: each record is chained after its agent's last one, in memory. */
-function appendInMemory(): (batch: PendingRecord[], position: ChainPositioner) => Promise<AppendOutcome[]> {
-  const heads = new Map<string, Head>();
+/**
+ * The store as it is, except that appends are planned on facts kept in memory (every signing
+ * key usable, no key or nonce used before) and their rows are never written.
+ */
+function appendingInMemory(store: LedgerStore): LedgerStore {
+  const heads = new Map<string, HeadFact>();
   let newestSortKey: string | null = null;
-  return async (batch, position) => batch.map((pending) => {
-    const head = heads.get(pending.agentId);
-    const seq = (head?.seq ?? 0) + 1;
-    const prevHash = head?.hash ?? GENESIS_PREV_HASH;
-    const { id, recordedAt, chainHash } = position({ pending, seq, prevHash, prevRecordedAt: head?.recordedAt ?? null, newestSortKey });
-    newestSortKey = sortKeyOf(id);
-    heads.set(pending.agentId, { seq, hash: chainHash, recordedAt });
-    const record: StoredRecord = { ...pending, id, recordedAt, chainHash, prevHash, chainSeq: seq };
-    return { kind: 'recorded', record, response: pending.respond(record) };
+  const appendBatch: LedgerStore['appendBatch'] = async (questions, plan) => {
+    for (const agentId of questions.agentIds) {
+      if (!heads.has(agentId)) heads.set(agentId, { seq: 0, hash: GENESIS_PREV_HASH, recordedAt: null, active: true });
+    }
+    const { rows, result } = plan({
+      heads, usedIdempotencyKeys: new Set(), usedNonces: new Set(), newestSortKey,
+      usableSigningKeys: new Set(questions.signingKeyIds.map((k) => agentValueKey(k.agentId, k.value))),
+    });
+    for (const head of rows.heads) heads.set(head.agentId, { seq: head.seq, hash: head.hash, recordedAt: head.recordedAt, active: true });
+    const last = rows.records.at(-1);
+    if (last) newestSortKey = last.id.slice(last.id.indexOf('_') + 1);
+    return result;
+  };
+  // A view of the store, not a change to it: every other member is the store's own, bound to it.
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'appendBatch') return appendBatch;
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
   });
 }
 
-/** What the record path answers for the bench decision, with made-up identity: same shape and length. */
-function fixedAnswer(baseUrl: string): string {
-  const record: StoredRecord = {
-    id: 'dec_' + '0'.repeat(26), agentId: 'agt_bench', agentHandle: 'bench-0', type: 'decision',
-    chainSeq: 1, recordedAt: new Date().toISOString(), symbol: 'AAPL', content: '{}', contentHash: 'a'.repeat(64),
-    prevHash: GENESIS_PREV_HASH, chainHash: 'b'.repeat(64), signature: null, linkToken: 'lt_' + '0'.repeat(24),
-  };
-  return JSON.stringify(decisionResponse(record, baseUrl));
+/** A record path that answers every write with what the real one answers for the bench decision, with made-up identity: same shape and length. */
+class FixedAnswer extends DecisionService {
+  private readonly body: string;
+  constructor(options: DecisionServiceOptions) {
+    super(options);
+    const record: StoredRecord = {
+      id: 'dec_' + '0'.repeat(26), agentId: 'agt_bench', agentHandle: 'bench-0', type: 'decision',
+      chainSeq: 1, recordedAt: new Date().toISOString(), symbol: 'AAPL', content: '{}', contentHash: 'a'.repeat(64),
+      prevHash: GENESIS_PREV_HASH, chainHash: 'b'.repeat(64), signature: null, linkToken: 'lt_' + '0'.repeat(24),
+    };
+    this.body = JSON.stringify(decisionResponse(record, options.baseUrl));
+  }
+
+  override async record(): Promise<DecisionOutcome> {
+    return { kind: 'created', status: 201, body: this.body };
+  }
 }
 
 const rung = process.env.BENCH_RUNG;
 if (rung !== 'guards' && rung !== 'unstored') throw new Error(`BENCH_RUNG must be guards or unstored, not ${rung}`);
 const config = loadConfig(process.env);
-const server = await startServer(config);
-if (rung === 'guards') {
-  const body = fixedAnswer(config.baseUrl);
-  server.ledger.decisions.record = async () => ({ kind: 'created', status: 201, body });
-} else {
-  server.store.appendBatch = appendInMemory();
-}
-serveAsChild(server.url, server.stop);
+const store = openStore(config.databaseUrl);
+await store.migrate();
+const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
+const checkSignature = signatureChecker(store, verifier.verify);
+const ledger = await buildApp({
+  store: rung === 'unstored' ? appendingInMemory(store) : store,
+  config,
+  checkSignature,
+  logger: { level: config.logLevel },
+  ...(rung === 'guards' ? { decisions: new FixedAnswer({ store, clock: systemClock, baseUrl: config.baseUrl, checkSignature }) } : {}),
+});
+const url = await ledger.app.listen({ port: config.port, host: config.host });
+serveAsChild(url, async () => {
+  await ledger.close();
+  await verifier.close();
+  await store.close();
+});

@@ -59,7 +59,7 @@ async function seedDatabase(db: BenchDatabase, size: number): Promise<Sample> {
     await store.migrate();
     const started = performance.now();
     let reported = 0;
-    const seeded = await seed(store, {
+    const seeded = await seed(store, db.url, {
       whale: size, smallAgents: SMALL_AGENTS, perSmall: PER_SMALL, handlePrefix: 'bench',
       onProgress: (written, total) => {
         if (written - reported >= 100_000 || written === total) {
@@ -69,7 +69,6 @@ async function seedDatabase(db: BenchDatabase, size: number): Promise<Sample> {
       },
     });
     const seedSeconds = (performance.now() - started) / 1000;
-    await analyse(store);
     const whaleId = seeded.whale.agentId;
     const proofIds: string[] = [];
     for (let i = 0; i < 500; i++) {
@@ -83,13 +82,6 @@ async function seedDatabase(db: BenchDatabase, size: number): Promise<Sample> {
   } finally {
     await store.close();
   }
-}
-
-/** Fresh statistics after the bulk load, as autovacuum (PostgreSQL) or an operator (SQLite) would. */
-async function analyse(store: ReturnType<typeof openStore>): Promise<void> {
-  const s = store as unknown as { db?: { exec: (sql: string) => void }; pool?: { query: (sql: string) => Promise<unknown> } };
-  if (s.db) s.db.exec('ANALYZE');
-  else if (s.pool) await s.pool.query('ANALYZE');
 }
 
 function targets(sample: Sample): { label: string; requests: () => Request[] }[] {

@@ -1,7 +1,7 @@
 // `npm run bench [-- [suite...] [flags]]`: runs the named benchmark suites (every suite, in
 // order, when none is named), prints each report and saves it as
 // bench/results/<suite>-<ISO date>.md. Suite names come first; the flags after them go to each
-// suite, which parses its own (see bench/README.md).
+// suite, which parses its own (see bench/README.md); --help prints each named suite's flags.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { benchPath, UsageError } from './harness.ts';
 
@@ -34,6 +34,12 @@ if (flags[0] !== undefined && !flags[0].startsWith('-')) {
   console.error(`bench: no suite named ${flags[0]}; suites come first, then flags:`);
   for (const [name, suite] of Object.entries(SUITES)) console.error(`  npm run bench -- ${name} ${suite.usage}`);
   process.exit(2);
+}
+
+if (flags.includes('--help') || flags.includes('-h')) {
+  for (const name of suites) console.log(`npm run bench -- ${name} ${SUITES[name]!.usage}`);
+  console.log('Suite names come first, then flags. What each suite measures: docs/performance.md');
+  process.exit(0);
 }
 
 const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replaceAll(':', '-');

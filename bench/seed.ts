@@ -1,20 +1,22 @@
-// Bulk seeding for read benchmarks and large-ledger tests: writes valid chains straight into the
-// store's tables in big transactions, with real canon_v1 content and chain hashes computed by the
-// core, so a million records take minutes, not the hours the HTTP path would need.
+// Bulk seeding for read benchmarks: agents and signing keys through the operators' and agents'
+// own use cases, then valid chains written straight into the tables by this module's own SQL in
+// big transactions, with real canon_v1 content and chain hashes computed by the core, so a
+// million records take minutes, not the hours the HTTP path would need. The SQL here is the
+// bench's: it writes the columns of the schema (src/store/*/migrations.ts) and no store code.
 // The layout: one "whale" agent holding most records (its export is the big one), a few small
 // agents (one of them demo) interleaved in time, all on one timeline one millisecond apart.
 import { generateKeyPairSync, sign } from 'node:crypto';
+import pg from 'pg';
 import { monotonicFactory } from 'ulid';
 import { canonicalJson } from '../src/core/canon.ts';
 import { chainHash, GENESIS_PREV_HASH, type SignatureEnvelope } from '../src/core/chain.ts';
 import { decisionContent } from '../src/core/decision.ts';
 import { sha256Hex } from '../src/core/sha256.ts';
 import { systemClock } from '../src/ledger/clock.ts';
+import { SigningKeys } from '../src/ledger/keys.ts';
 import { Operators } from '../src/ledger/operators.ts';
-import type { StoredRecord } from '../src/domain/types.ts';
-import { INSERT_RECORD_SQLITE, recordParams, sortKeyOf } from '../src/store/rows.ts';
-import { insertRecords, type PostgresStore } from '../src/store/postgres/store.ts';
-import { SqliteStore } from '../src/store/sqlite/store.ts';
+import type { LedgerStore } from '../src/store/port.ts';
+import Database from '../src/store/sqlite/driver.ts';
 
 export type SeedOptions = {
   /** Records of the whale agent. */
@@ -64,26 +66,41 @@ function contentOf(handle: string, n: number, nonce: string | undefined): string
   return canonicalJson(made.document);
 }
 
-export async function seed(store: LedgerStore, o: SeedOptions): Promise<SeedResult> {
+/** A records row as the schema has it (the migrations of both stores), in INSERT_COLUMNS order. */
+type RecordRow = [id: string, sortKey: string, agentId: string, type: 'decision', chainSeq: number, recordedAt: string,
+  symbol: string, content: string, contentHash: string, prevHash: string, chainHash: string, signature: string | null, linkToken: string];
+type SeedRow = { record: RecordRow; nonce: string | null };
+
+const INSERT_COLUMNS = 'id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash, chain_hash, signature, link_token';
+
+/**
+ * Seeds the ledger at `databaseUrl` (the one `store` is open on, migrated): agents through
+ * Operators, the whale's signing key through SigningKeys, then the records by this module's SQL.
+ */
+export async function seed(store: LedgerStore, databaseUrl: string, o: SeedOptions): Promise<SeedResult> {
   const prefix = o.handlePrefix ?? 'bench';
   const operators = new Operators(store, systemClock);
-  const make = async (handle: string, demo: boolean, records: number): Promise<SeededAgent> => {
+  const make = async (handle: string, demo: boolean, records: number) => {
     const created = await operators.createAgent({ handle, demo });
     if (!created.ok) throw new Error(`seed: ${created.error.message}`);
-    return { handle, agentId: created.value.agent.id, demo, records, secret: created.value.apiKey.secret };
+    const seeded: SeededAgent = { handle, agentId: created.value.agent.id, demo, records, secret: created.value.apiKey.secret };
+    return { seeded, agent: created.value.agent };
   };
-  const whale = await make(`${prefix}-whale`, false, o.whale);
+  const whaleMade = await make(`${prefix}-whale`, false, o.whale);
+  const whale = whaleMade.seeded;
   const small: SeededAgent[] = [];
-  for (let i = 0; i < o.smallAgents; i++) small.push(await make(`${prefix}-small-${i}`, i === o.smallAgents - 1 && o.smallAgents > 1, o.perSmall));
+  for (let i = 0; i < o.smallAgents; i++) small.push((await make(`${prefix}-small-${i}`, i === o.smallAgents - 1 && o.smallAgents > 1, o.perSmall)).seeded);
 
   let signer: { id: string; sign: (payload: string) => string } | null = null;
   let signingKey: SeedResult['signingKey'] = null;
   if (o.signedEvery && o.signedEvery > 0) {
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');
     const raw = publicKey.export({ format: 'jwk' }).x!;
-    const key = await store.createSigningKey({ id: `aid_${monotonicFactory()()}`, agentId: whale.agentId, publicKey: raw, label: 'seed', createdAt: new Date().toISOString(), revokedAt: null });
-    signer = { id: key.id, sign: (payload) => sign(null, Buffer.from(payload, 'utf8'), privateKey).toString('base64url') };
-    signingKey = { id: key.id, publicKey: raw };
+    const registered = await new SigningKeys(store, systemClock).register(whaleMade.agent, { publicKey: raw, label: 'seed' });
+    if (!registered.ok) throw new Error(`seed: ${registered.error.message}`);
+    const keyId = registered.value.key.id;
+    signer = { id: keyId, sign: (payload) => sign(null, Buffer.from(payload, 'utf8'), privateKey).toString('base64url') };
+    signingKey = { id: keyId, publicKey: raw };
   }
 
   const total = o.whale + o.smallAgents * o.perSmall;
@@ -95,106 +112,129 @@ export async function seed(store: LedgerStore, o: SeedOptions): Promise<SeedResu
   // Math.random is enough for the random half of a seeded id (the time half orders it); ulid's
   // default source costs a crypto call per character.
   const nextUlid = monotonicFactory(Math.random);
-  const writer = writerFor(store);
+  const writer = await writerFor(databaseUrl);
 
-  let batch: { record: StoredRecord; nonce: string | null }[] = [];
-  let smallTurn = 0;
-  for (let i = 0; i < total; i++) {
-    let owner = whale;
-    if ((i + 1) % stride === 0) {
-      for (let k = 0; k < small.length; k++) {
-        const j = (smallTurn + k) % small.length;
-        if (smallLeft[j]! > 0) {
-          owner = small[j]!;
-          smallLeft[j]!--;
-          smallTurn = j + 1;
-          break;
+  try {
+    let batch: SeedRow[] = [];
+    let smallTurn = 0;
+    for (let i = 0; i < total; i++) {
+      let owner = whale;
+      if ((i + 1) % stride === 0) {
+        for (let k = 0; k < small.length; k++) {
+          const j = (smallTurn + k) % small.length;
+          if (smallLeft[j]! > 0) {
+            owner = small[j]!;
+            smallLeft[j]!--;
+            smallTurn = j + 1;
+            break;
+          }
         }
       }
+      if (owner === whale && chains.get(whale.agentId)!.seq >= o.whale) {
+        owner = small[smallLeft.findIndex((n) => n > 0)]!;
+        smallLeft[small.indexOf(owner)]!--;
+      }
+      const chain = chains.get(owner.agentId)!;
+      const seq = chain.seq + 1;
+      const timeMs = startMs + i;
+      const recordedAt = new Date(timeMs).toISOString();
+      const sortKey = nextUlid(timeMs);
+      const id = `dec_${sortKey}`;
+      const signed = signer !== null && owner === whale && seq % o.signedEvery! === 0;
+      const nonce = signed ? `seed-nonce-${seq}` : undefined;
+      const content = contentOf(owner.handle, i, nonce);
+      const contentHash = sha256Hex(content);
+      const signature: SignatureEnvelope | null = signed ? { key_id: signer!.id, nonce: nonce!, signature: signer!.sign(content) } : null;
+      const hash = chainHash({ agent: owner.handle, seq, id, type: 'decision', recordedAt, contentHash, prevHash: chain.prevHash, signature });
+      batch.push({
+        record: [id, sortKey, owner.agentId, 'decision', seq, recordedAt, SYMBOLS[i % SYMBOLS.length]!, content, contentHash,
+          chain.prevHash, hash, signature ? JSON.stringify(signature) : null, `lt_seed_${sortKey.toLowerCase()}`],
+        nonce: nonce ?? null,
+      });
+      chain.seq = seq;
+      chain.prevHash = hash;
+      chain.prevRecordedAt = recordedAt;
+      if (signed) chain.signed += 1;
+      if (batch.length === BATCH || i === total - 1) {
+        await writer.insert(batch, [...chains.values()].filter((h) => h.seq > 0));
+        o.onProgress?.(i + 1, total);
+        batch = [];
+      }
     }
-    if (owner === whale && chains.get(whale.agentId)!.seq >= o.whale) {
-      owner = small[smallLeft.findIndex((n) => n > 0)]!;
-      smallLeft[small.indexOf(owner)]!--;
-    }
-    const chain = chains.get(owner.agentId)!;
-    const seq = chain.seq + 1;
-    const timeMs = startMs + i;
-    const recordedAt = new Date(timeMs).toISOString();
-    const id = `dec_${nextUlid(timeMs)}`;
-    const signed = signer !== null && owner === whale && seq % o.signedEvery! === 0;
-    const nonce = signed ? `seed-nonce-${seq}` : undefined;
-    const content = contentOf(owner.handle, i, nonce);
-    const contentHash = sha256Hex(content);
-    const signature: SignatureEnvelope | null = signed ? { key_id: signer!.id, nonce: nonce!, signature: signer!.sign(content) } : null;
-    const hash = chainHash({ agent: owner.handle, seq, id, type: 'decision', recordedAt, contentHash, prevHash: chain.prevHash, signature });
-    batch.push({
-      record: {
-        id, agentId: owner.agentId, agentHandle: owner.handle, type: 'decision', chainSeq: seq, recordedAt,
-        symbol: SYMBOLS[i % SYMBOLS.length]!, content, contentHash, prevHash: chain.prevHash, chainHash: hash, signature,
-        linkToken: `lt_seed_${sortKeyOf(id).toLowerCase()}`,
-      },
-      nonce: nonce ?? null,
-    });
-    chain.seq = seq;
-    chain.prevHash = hash;
-    chain.prevRecordedAt = recordedAt;
-    if (signed) chain.signed += 1;
-    if (batch.length === BATCH || i === total - 1) {
-      await writer.insert(batch, [...chains.values()]);
-      o.onProgress?.(i + 1, total);
-      batch = [];
-    }
+    // Fresh statistics after the bulk load, as autovacuum (PostgreSQL) or an operator (SQLite) would.
+    await writer.analyse();
+  } finally {
+    await writer.close();
   }
   return { whale, small, total, signingKey };
 }
 
-type Writer = { insert: (rows: { record: StoredRecord; nonce: string | null }[], heads: Chain[]) => Promise<void> };
+/** Writes seeded rows on a connection of its own; every insert is one transaction. */
+type Writer = {
+  insert: (rows: SeedRow[], heads: Chain[]) => Promise<void>;
+  analyse: () => Promise<void>;
+  close: () => Promise<void>;
+};
 
-function writerFor(store: LedgerStore): Writer {
-  return store instanceof SqliteStore ? sqliteWriter(store) : postgresWriter(store as PostgresStore);
+async function writerFor(databaseUrl: string): Promise<Writer> {
+  if (databaseUrl.startsWith('sqlite:')) return sqliteWriter(databaseUrl.slice('sqlite:'.length));
+  return postgresWriter(databaseUrl);
 }
 
-function sqliteWriter(store: SqliteStore): Writer {
-  const db = store.db;
-  const insertRecord = db.prepare(INSERT_RECORD_SQLITE);
+function sqliteWriter(path: string): Writer {
+  const db = new Database(path);
+  db.pragma('busy_timeout = 5000');
+  const insertRecord = db.prepare(`INSERT INTO records (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertNonce = db.prepare('INSERT INTO nonces (agent_id, nonce, record_id) VALUES (?, ?, ?)');
   const updateHead = db.prepare('UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = ?, signed_count = ? WHERE agent_id = ?');
-  const write = db.transaction((rows: { record: StoredRecord; nonce: string | null }[], heads: Chain[]) => {
-    for (const { record: r, nonce } of rows) {
-      insertRecord.run(...recordParams(r));
-      if (nonce) insertNonce.run(r.agentId, nonce, r.id);
+  const write = db.transaction((rows: SeedRow[], heads: Chain[]) => {
+    for (const { record, nonce } of rows) {
+      insertRecord.run(...record);
+      if (nonce) insertNonce.run(record[2], nonce, record[0]);
     }
-    for (const h of heads) if (h.seq > 0) updateHead.run(h.seq, h.prevHash, h.prevRecordedAt, h.seq, h.signed, h.agent.agentId);
+    for (const h of heads) updateHead.run(h.seq, h.prevHash, h.prevRecordedAt, h.seq, h.signed, h.agent.agentId);
   });
-  return { insert: async (rows, heads) => write.immediate(rows, heads) };
+  return {
+    insert: async (rows, heads) => write.immediate(rows, heads),
+    analyse: async () => void db.exec('ANALYZE'),
+    close: async () => void db.close(),
+  };
 }
 
-function postgresWriter(store: PostgresStore): Writer {
+/** `postgres://...[?schema=<name>]`, the URL form the service takes. */
+async function postgresWriter(databaseUrl: string): Promise<Writer> {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema') ?? 'public';
+  url.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
+  await client.connect();
+  const column = <T>(rows: SeedRow[], i: number) => rows.map((x) => x.record[i] as T);
+  const types = ['text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text'];
+  const insertRecords = `INSERT INTO records (${INSERT_COLUMNS})
+    SELECT * FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
   return {
     insert: async (rows, heads) => {
-      const client = await store.pool.connect();
       try {
         await client.query('BEGIN');
-        await insertRecords(client, rows.map((x) => x.record));
+        await client.query(insertRecords, types.map((_, i) => column(rows, i)));
         const signed = rows.filter((x) => x.nonce);
         if (signed.length > 0) {
           await client.query('INSERT INTO nonces (agent_id, nonce, record_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])',
-            [signed.map((x) => x.record.agentId), signed.map((x) => x.nonce), signed.map((x) => x.record.id)]);
+            [signed.map((x) => x.record[2]), signed.map((x) => x.nonce), signed.map((x) => x.record[0])]);
         }
-        const moved = heads.filter((h) => h.seq > 0);
         await client.query(
           `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at, decision_count = v.seq, signed_count = v.signed
            FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS v(agent_id, seq, hash, recorded_at, signed)
            WHERE h.agent_id = v.agent_id`,
-          [moved.map((h) => h.agent.agentId), moved.map((h) => h.seq), moved.map((h) => h.prevHash), moved.map((h) => h.prevRecordedAt),
-            moved.map((h) => h.signed)]);
+          [heads.map((h) => h.agent.agentId), heads.map((h) => h.seq), heads.map((h) => h.prevHash), heads.map((h) => h.prevRecordedAt),
+            heads.map((h) => h.signed)]);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
-      } finally {
-        client.release();
       }
     },
+    analyse: async () => void await client.query('ANALYZE'),
+    close: () => client.end(),
   };
 }

@@ -28,7 +28,7 @@ export type WriteOptions = LoadOptions & {
   ladder: boolean;
 };
 
-/** The write suite's flags (listed in bench/README.md); a UsageError for anything else. */
+/** The write suite's flags (`npm run bench -- write --help` lists them); a UsageError for anything else. */
 export function writeOptions(argv: string[]): WriteOptions {
   const values = suiteFlags(argv, {
     duration: { type: 'string', default: '12' },

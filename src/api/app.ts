@@ -38,12 +38,14 @@ export type AppDeps = {
   clock?: Clock;
   checkSignature: SignatureCheck;
   logger?: boolean | object;
+  /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
+  decisions?: DecisionService;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; close: () => Promise<void> };
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
-export function validatorCompiler() {
+function validatorCompiler() {
   const base = { allErrors: false, strict: false, useDefaults: true, removeAdditional: false as const };
   const body = new Ajv({ ...base, coerceTypes: false });
   const other = new Ajv({ ...base, coerceTypes: true });
@@ -113,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
 
-  const decisions = new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
+  const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
   const operators = new Operators(store, clock);
 
   await app.register(healthRoutes, { store, isClosing: () => closing });

@@ -111,12 +111,14 @@ describe('ledger verify on worker threads', () => {
     const { seed } = await import('../../bench/seed.ts');
     const { openStore } = await import('../../src/store/open.ts');
     const { testApp } = await import('../support/app.ts');
-    const store = openStore('sqlite::memory:');
+    const f = buildTempDir();
+    // A file, not :memory:: the seed writes its rows on a connection of its own.
+    const url = `sqlite:${join(f, 'seeded.db')}`;
+    const store = openStore(url);
     await store.migrate();
     const t = await testApp(store);
-    const f = buildTempDir();
     try {
-      const seeded = await seed(store, { whale: 4500, smallAgents: 0, perSmall: 0, signedEvery: 500 });
+      const seeded = await seed(store, url, { whale: 4500, smallAgents: 0, perSmall: 0, signedEvery: 500 });
       const text = (await t.app.inject({ url: `/v1/export?agent=${seeded.whale.handle}` })).body;
       const path = writeVariant(f, 'long.ndjson', text);
       const good = await verify(path, { workers: 2 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { seed } from '../../bench/seed.ts';
+import { openStore } from '../../src/store/open.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { appendExecution, assertError, get, postMany } from './helpers.ts';
@@ -103,14 +104,18 @@ await forEachStore('GET /v1/ledger', (kind) => {
 
 await forEachStore('GET /v1/ledger at 10,000 records while writes continue', (kind) => {
   let t: TestApp;
+  let url: string;
   before(async () => {
-    t = await testApp(await kind.open(), { env: { LEDGER_READ_LIMIT_PER_MIN: '100000', LEDGER_WRITE_LIMIT_PER_MIN: '100000' } });
+    url = await kind.freshUrl();
+    const store = openStore(url);
+    await store.migrate();
+    t = await testApp(store, { env: { LEDGER_READ_LIMIT_PER_MIN: '100000', LEDGER_WRITE_LIMIT_PER_MIN: '100000' } });
   });
   after(() => closeTestApp(t, kind));
 
   describe('paging', () => {
     test('loses and duplicates nothing', async () => {
-      const seeded = await seed(t.store, { whale: 9_000, smallAgents: 4, perSmall: 250, handlePrefix: `page${process.pid}` });
+      const seeded = await seed(t.store, url, { whale: 9_000, smallAgents: 4, perSmall: 250, handlePrefix: `page${process.pid}` });
       const existing = (await t.store.listLedger({ limit: 1_000_000, includeDemo: false })).map((r) => r.id);
       assert.ok(existing.length >= 9_750, `${existing.length} records`);
       // Writers keep recording (through the real record path) on every seeded agent while we page.

@@ -260,7 +260,7 @@ async function insertApiKey(c: pg.Pool | pg.PoolClient, key: ApiKey & { secretHa
 }
 
 /** Inserts records in one statement (column arrays through unnest). */
-export async function insertRecords(c: pg.PoolClient, records: StoredRecord[]): Promise<void> {
+async function insertRecords(c: pg.PoolClient, records: StoredRecord[]): Promise<void> {
   const col = <T>(f: (r: StoredRecord) => T) => records.map(f);
   await c.query(
     `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash,
