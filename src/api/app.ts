@@ -1,17 +1,17 @@
 // The HTTP service: one fastify instance, schema-first routes, every error in the 2.7 body.
 // Dependencies come in (store, clock, config) so tests run the real app on real databases.
-import Fastify, { type FastifyInstance, type FastifyBaseLogger, type RawServerDefault } from 'fastify';
+import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { systemClock } from '../ledger/clock.ts';
 import { DecisionService } from '../ledger/decisions.ts';
-import type { SignatureCheck } from '../ledger/signing.ts';
+import { decisionAsserter, type SignatureCheck } from '../ledger/signing.ts';
+import { authenticator } from '../ledger/auth.ts';
 import { errors } from '../ledger/errors.ts';
 import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
@@ -21,6 +21,7 @@ import { ApiError, installErrorHandling } from './errors.ts';
 import { SnapshotLocalStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { ErrorBody } from './schemas.ts';
+import type { App } from './types.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { assertionRoutes } from './routes/assertion.ts';
 import { decisionRoutes } from './routes/decisions.ts';
@@ -28,9 +29,9 @@ import { healthRoutes } from './routes/health.ts';
 import { immutableRoutes } from './routes/immutable.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
-import { PublicReads } from '../ledger/public-reads.ts';
+import { PublicReads } from '../ledger/public/reads.ts';
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type { App } from './types.ts';
 
 export type AppDeps = {
   store: LedgerStore;
@@ -118,13 +119,16 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
   const operators = new Operators(store, clock);
 
-  await app.register(healthRoutes, { store, isClosing: () => closing });
-  await app.register(decisionRoutes, { store, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
-  await app.register(assertionRoutes, { store, clock });
-  await app.register(keyRoutes, { store, keys: new SigningKeys(store, clock) });
-  await app.register(immutableRoutes, { store });
-  await app.register(publicRoutes, { reads: new PublicReads(store, config.baseUrl), readLimitPerMinute: config.readLimitPerMinute, clock });
-  if (config.adminToken) await app.register(adminRoutes, { operators, store, adminToken: config.adminToken });
+  const authenticate = authenticator(store);
+  const reads = new PublicReads(store, config.baseUrl);
+
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing });
+  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
+  await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
+  await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
+  await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock });
+  if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

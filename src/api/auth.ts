@@ -1,10 +1,9 @@
 // Route guards: API-key authentication with a required scope, and the operator's admin token.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate } from '../ledger/auth.ts';
+import type { Authenticate } from '../ledger/auth.ts';
 import { errors } from '../ledger/errors.ts';
 import type { KeyHolder, Scope } from '../domain/types.ts';
-import type { LedgerStore } from '../store/port.ts';
 import { sendError } from './errors.ts';
 
 declare module 'fastify' {
@@ -19,9 +18,9 @@ export function holderOf(request: FastifyRequest): KeyHolder {
   return request.holder;
 }
 
-export function requireKey(store: LedgerStore, scope: Scope) {
+export function requireKey(authenticate: Authenticate, scope: Scope) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const result = await authenticate(store, request.headers.authorization, scope);
+    const result = await authenticate(request.headers.authorization, scope);
     if (!result.ok) return sendError(request, reply, result.error);
     request.holder = result.value;
   };

@@ -1,7 +1,7 @@
 // `ledger agents ...` and `ledger api-keys ...`: the admin API's operations, run directly on the
 // configured database (LEDGER_DATABASE_URL or --database). `--json` prints machine-readable output.
 import type { Command } from 'commander';
-import { agentView, apiKeyView } from '../api/views.ts';
+import { agentView, apiKeyView } from '../domain/views.ts';
 import { loadConfig } from '../config.ts';
 import { systemClock } from '../ledger/clock.ts';
 import type { Result } from '../ledger/errors.ts';

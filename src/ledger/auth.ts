@@ -6,7 +6,14 @@ import { API_KEY_PREFIX, sameHash, secretHash } from './ids.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 
-export async function authenticate(store: LedgerStore, authorization: string | undefined, scope: Scope): Promise<Result<KeyHolder>> {
+/** Who is calling with `authorization`, if they may act with `scope`. */
+export type Authenticate = (authorization: string | undefined, scope: Scope) => Promise<Result<KeyHolder>>;
+
+export function authenticator(store: LedgerStore): Authenticate {
+  return (authorization, scope) => authenticate(store, authorization, scope);
+}
+
+async function authenticate(store: LedgerStore, authorization: string | undefined, scope: Scope): Promise<Result<KeyHolder>> {
   if (authorization === undefined || authorization.trim() === '') {
     return fail(errors.missingApiKey('no API key: send Authorization: Bearer <API_KEY>', 'Authorization'));
   }

@@ -6,7 +6,7 @@ import { decisionContent } from '../core/decision.ts';
 import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent, StoredRecord } from '../domain/types.ts';
-import type { IdempotentResult, LedgerStore } from '../store/port.ts';
+import type { IdempotentResult, LedgerStore, Page } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { errors, type LedgerError } from './errors.ts';
@@ -48,6 +48,17 @@ export class DecisionService {
     } finally {
       this.inFlight.delete(flightKey);
     }
+  }
+
+  /** The agent's decisions, newest first. */
+  list(agent: Agent, page: Page): Promise<StoredRecord[]> {
+    return this.o.store.listAgentRecords(agent.id, 'decision', page);
+  }
+
+  /** One of the agent's decisions, or null (another agent's record is as good as absent). */
+  async find(agent: Agent, id: string): Promise<StoredRecord | null> {
+    const record = await this.o.store.findRecord(id);
+    return record && record.type === 'decision' && record.agentId === agent.id ? record : null;
   }
 
   /** Waits for every accepted write to be committed (graceful shutdown). */

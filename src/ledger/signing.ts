@@ -33,7 +33,13 @@ export type Assertion = { payload: string; contentHash: string };
  * validated exactly as POST /v1/decisions validates it. Records nothing. A nonce a recorded
  * decision already used is refused here, before the caller spends a signature on it.
  */
-export async function assertDecision(
+export type AssertDecision = (agent: Agent, body: { [key: string]: JsonValue }) => Promise<Result<Assertion>>;
+
+export function decisionAsserter(deps: { store: LedgerStore; clock: Clock }): AssertDecision {
+  return (agent, body) => assertDecision(deps, agent, body);
+}
+
+async function assertDecision(
   deps: { store: LedgerStore; clock: Clock },
   agent: Agent,
   body: { [key: string]: JsonValue },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { canonicalJson } from '../../src/core/canon.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
-import { EXPORT_PAGE } from '../../src/ledger/public-reads.ts';
+import { EXPORT_PAGE } from '../../src/ledger/public/reads.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, ndjson, postMany, postSigned, registerSigner } from './helpers.ts';

@@ -2,14 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Operators } from '../../ledger/operators.ts';
 import { AGENT_STATUSES, type AgentStatus, type Scope } from '../../domain/types.ts';
-import { type LedgerStore } from '../../store/port.ts';
 import { adminSecurity, requireAdmin } from '../auth.ts';
 import { sendError } from '../errors.ts';
 import { AgentView, ApiKeyView, Handle, NO_CONTROL_CHARACTERS, Scopes, errorResponses, stringEnum } from '../schemas.ts';
-import { agentView, apiKeyView } from '../views.ts';
-import type { App } from '../app.ts';
+import { agentView, apiKeyView } from '../../domain/views.ts';
+import type { App } from '../types.ts';
 
-export type AdminRoutesOptions = { operators: Operators; store: LedgerStore; adminToken: string };
+export type AdminRoutesOptions = { operators: Operators; adminToken: string };
 
 export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void> {
   const common = { tags: ['admin'], security: adminSecurity };

@@ -2,17 +2,16 @@
 // for a decision, validated as POST /v1/decisions validates it. Records nothing.
 import { Type } from '@sinclair/typebox';
 import type { JsonValue } from '../../core/json.ts';
-import type { Clock } from '../../ledger/clock.ts';
 import { isJsonObject } from '../../core/json.ts';
 import { errors } from '../../ledger/errors.ts';
-import { assertDecision } from '../../ledger/signing.ts';
-import type { LedgerStore } from '../../store/port.ts';
+import type { AssertDecision } from '../../ledger/signing.ts';
+import type { Authenticate } from '../../ledger/auth.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
 import { ApiError, sendError } from '../errors.ts';
 import { decisionFields, errorResponses } from '../schemas.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 
-export type AssertionRoutesOptions = { store: LedgerStore; clock: Clock };
+export type AssertionRoutesOptions = { authenticate: Authenticate; assert: AssertDecision };
 
 export const AssertionRequest = Type.Object({
   ...decisionFields,
@@ -41,12 +40,12 @@ export async function assertionRoutes(app: App, o: AssertionRoutesOptions): Prom
       body: AssertionRequest,
       response: { 200: AssertionResponse, ...errorResponses(400, 401, 403, 413, 415) },
     },
-    onRequest: requireKey(o.store, 'decisions:write'),
+    onRequest: requireKey(o.authenticate, 'decisions:write'),
   }, async (request, reply) => {
     const agent = holderOf(request).agent;
     const body = request.lossless;
     if (!isJsonObject(body)) throw new ApiError(errors.invalidRequest('the body must be a JSON object', 'body'));
-    const asserted = await assertDecision(o, agent, body as { [key: string]: JsonValue });
+    const asserted = await o.assert(agent, body as { [key: string]: JsonValue });
     if (!asserted.ok) return sendError(request, reply, asserted.error);
     return {
       object: 'assertion' as const,

@@ -8,15 +8,15 @@ import { decisionResponse, type DecisionService } from '../../ledger/decisions.t
 import { errors } from '../../ledger/errors.ts';
 import { hasControlCharacter } from '../../ledger/ids.ts';
 import type { StoredRecord } from '../../domain/types.ts';
-import type { LedgerStore } from '../../store/port.ts';
+import type { Authenticate } from '../../ledger/auth.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
 import { ApiError, sendError } from '../errors.ts';
 import { sendJsonText } from '../json-body.ts';
 import { DecisionList, DecisionListItem, DecisionRequest, DecisionResponse, RecordId, errorResponses } from '../schemas.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 
 export type DecisionRoutesOptions = {
-  store: LedgerStore;
+  authenticate: Authenticate;
   decisions: DecisionService;
   baseUrl: string;
   writeLimitPerMinute: number;
@@ -57,7 +57,7 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       body: DecisionRequest,
       response: { 201: DecisionResponse, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 500) },
     },
-    onRequest: requireKey(o.store, 'decisions:write'),
+    onRequest: requireKey(o.authenticate, 'decisions:write'),
     preValidation: checkIdempotencyKey,
     config: {
       rateLimit: {
@@ -90,11 +90,11 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       querystring: listQuery(200, 50),
       response: { 200: DecisionList, ...errorResponses(400, 401, 403) },
     },
-    onRequest: requireKey(o.store, 'decisions:read'),
+    onRequest: requireKey(o.authenticate, 'decisions:read'),
   }, async (request) => {
     const holder = holderOf(request);
     const { limit, cursor } = request.query;
-    const records = await o.store.listAgentRecords(holder.agent.id, 'decision', { limit: limit + 1, before: cursor });
+    const records = await o.decisions.list(holder.agent, { limit: limit + 1, before: cursor });
     const page = records.slice(0, limit);
     const hasMore = records.length > limit;
     return {
@@ -114,10 +114,10 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       params: Type.Object({ id: RecordId() }),
       response: { 200: DecisionListItem, ...errorResponses(401, 403, 404) },
     },
-    onRequest: requireKey(o.store, 'decisions:read'),
+    onRequest: requireKey(o.authenticate, 'decisions:read'),
   }, async (request, reply) => {
-    const record = await o.store.findRecord(request.params.id);
-    if (!record || record.type !== 'decision' || record.agentId !== holderOf(request).agent.id) {
+    const record = await o.decisions.find(holderOf(request).agent, request.params.id);
+    if (!record) {
       return sendError(request, reply, errors.notFound(`no decision ${request.params.id} for this agent`, 'id'));
     }
     return listItem(record, o.baseUrl);

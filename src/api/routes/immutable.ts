@@ -2,13 +2,12 @@
 // record_is_immutable (404 not_found when there is no such record).
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../ledger/errors.ts';
-import type { LedgerStore } from '../../store/port.ts';
 import { sendError } from '../errors.ts';
 import { isRecordId } from '../../ledger/ids.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 
-export async function immutableRoutes(app: App, o: { store: LedgerStore }): Promise<void> {
+export async function immutableRoutes(app: App, o: { recordExists: (id: string) => Promise<boolean> }): Promise<void> {
   // Each address of a record, with the name its GET route gives the id.
   const addresses = [['/v1/decisions/:id', 'id'], ['/v1/proof/:record_id', 'record_id']] as const;
   for (const [url, param] of addresses) {
@@ -23,8 +22,7 @@ export async function immutableRoutes(app: App, o: { store: LedgerStore }): Prom
       },
       handler: async (request, reply) => {
         const id = (request.params as Record<string, string>)[param]!;
-        const record = isRecordId(id) ? await o.store.findRecord(id) : null;
-        if (!record) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
+        if (!isRecordId(id) || !(await o.recordExists(id))) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
         return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
       },
     });

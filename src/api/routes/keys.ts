@@ -8,13 +8,13 @@ import { isJsonObject } from '../../core/json.ts';
 import { errors } from '../../ledger/errors.ts';
 import { LABEL_MAX_LENGTH, type SigningKeys } from '../../ledger/keys.ts';
 import type { SigningKey } from '../../domain/types.ts';
-import type { LedgerStore } from '../../store/port.ts';
+import type { Authenticate } from '../../ledger/auth.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';
 import { sendError } from '../errors.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 
-export type KeyRoutesOptions = { store: LedgerStore; keys: SigningKeys };
+export type KeyRoutesOptions = { authenticate: Authenticate; keys: SigningKeys };
 
 export const SigningKeyView = Type.Object({
   object: Type.Literal('signing_key'),
@@ -74,7 +74,7 @@ function refuseRevokeBody(request: FastifyRequest, reply: FastifyReply, done: ()
 }
 
 export async function keyRoutes(app: App, o: KeyRoutesOptions): Promise<void> {
-  const guard = requireKey(o.store, 'keys:write');
+  const guard = requireKey(o.authenticate, 'keys:write');
   const common = { tags: ['keys'], security: bearerSecurity };
 
   app.post('/v1/keys', {

@@ -4,7 +4,7 @@ import { sendError } from '../../errors.ts';
 import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
-import type { App } from '../../app.ts';
+import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { ChainQuery, ChainResponse, HandleParams } from './schemas.ts';
 

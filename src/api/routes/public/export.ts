@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { sendError } from '../../errors.ts';
 import { cacheFor, notModified, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
-import type { App } from '../../app.ts';
+import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { EXPORT_DESCRIPTION, ExportQuery } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 // The public reads (interface section 4, endpoints 5 to 10) in one plugin context, with their
 // HTTP hygiene (public-http.ts) applied to them alone.
 import { installPublicHttp } from '../../public-http.ts';
-import type { App } from '../../app.ts';
+import type { App } from '../../types.ts';
 import { agentRoutes } from './agents.ts';
 import { chainRoutes } from './chain.ts';
 import { exportRoutes } from './export.ts';

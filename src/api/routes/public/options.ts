@@ -1,6 +1,6 @@
 // What every public read route is given.
 import type { Clock } from '../../../ledger/clock.ts';
-import type { PublicReads } from '../../../ledger/public-reads.ts';
+import type { PublicReads } from '../../../ledger/public/reads.ts';
 
 export type PublicRouteOptions = { reads: PublicReads; readLimitPerMinute: number; clock: Clock };
 

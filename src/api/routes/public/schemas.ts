@@ -5,7 +5,7 @@ import { canonicalJson } from '../../../core/canon.ts';
 import { sha256Hex } from '../../../core/sha256.ts';
 import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
 import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
-import { GUARANTEES } from '../../../ledger/public-reads.ts';
+import { GUARANTEES } from '../../../ledger/public/guarantees.ts';
 import { AGENT_STATUSES } from '../../../domain/types.ts';
 import { NO_CONTROL_CHARACTERS, RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
 

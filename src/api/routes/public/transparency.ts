@@ -2,7 +2,7 @@
 // covers and does not (interface section 4, endpoint 10).
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
-import type { App } from '../../app.ts';
+import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { TransparencyResponse } from './schemas.ts';
 

@@ -1,5 +1,5 @@
 // JSON views of operator objects (agents, API keys): the only shapes that leave the service.
-import type { Agent, ApiKey } from '../domain/types.ts';
+import type { Agent, ApiKey } from './types.ts';
 
 export function agentView(agent: Agent) {
   return {

@@ -1,0 +1,260 @@
+// The public reads (interface section 4, endpoints 5 to 10): the agent profile, chain pages,
+// proof bundles, ledger pages, the export stream and the transparency document.
+// Owns what a third party sees of the record and that it is enough to verify it with canon_v1
+// alone: every record is shown as its canon_v1 chain entry (exactly the members chain_hash
+// covers), its chain_hash, and its content as the canonical string content_hash covers.
+// Bodies that carry many records are built as JSON text (record-text.ts); the documents
+// (documents.ts), addresses (urls.ts) and guarantee prose (guarantees.ts) live beside it.
+import { CANON, type RecordType } from '../../core/chain.ts';
+import { sha256Hex } from '../../core/sha256.ts';
+import type { Agent, StoredRecord } from '../../domain/types.ts';
+import type { LedgerStore } from '../../store/port.ts';
+import { sortKeyOf } from '../../store/rows.ts';
+import { errors, fail, ok, type Result } from '../errors.ts';
+import { isRecordId } from '../ids.ts';
+import { HANDLE_PATTERN } from '../operators.ts';
+import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin } from './documents.ts';
+import { entryText, recordJson } from './record-text.ts';
+import { PublicUrls } from './urls.ts';
+
+const HANDLE = new RegExp(HANDLE_PATTERN);
+
+/** Records per store query when a chain is streamed (export). */
+export const EXPORT_PAGE = 1000;
+
+export const EXPORT_FORMAT = 'ledger-export-ndjson-v1';
+
+export type ChainPageQuery = { handle: string; afterSeq: number; limit: number; payloads: boolean };
+export type LedgerPageQuery = {
+  limit: number;
+  cursor?: string | undefined;
+  symbol?: string | undefined;
+  agent?: string | undefined;
+  type?: RecordType | undefined;
+  includeDemo: boolean;
+};
+
+/** A JSON body built as text, with what the HTTP layer needs to cache it. */
+export type JsonText = { body: string };
+
+/** Records kept rendered (ledger items and proofs): records never change, so neither does their text. */
+const RENDERED_CACHE = 10_000;
+
+export class PublicReads {
+  private readonly rendered = new Map<string, string>();
+
+  readonly urls: PublicUrls;
+
+  constructor(private readonly store: LedgerStore, private readonly baseUrl: string) {
+    this.urls = new PublicUrls(baseUrl);
+  }
+
+  /** recordJson with content and document, from the cache when this record was rendered before. */
+  private fullRecordJson(r: StoredRecord): string {
+    let text = this.rendered.get(r.id);
+    if (text === undefined) {
+      text = recordJson(r, { payloads: true, document: true });
+      if (this.rendered.size >= RENDERED_CACHE) this.rendered.delete(this.rendered.keys().next().value!);
+      this.rendered.set(r.id, text);
+    }
+    return text;
+  }
+
+  /** The agent named by a public handle; malformed handles are simply unknown. */
+  async agent(handle: string, param = 'handle'): Promise<Result<Agent>> {
+    const agent = HANDLE.test(handle) ? await this.store.findAgentByHandle(handle) : null;
+    return agent ? ok(agent) : fail(errors.notFound(`no agent with handle ${handle}`, param));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // GET /v1/agents/{handle}
+
+  async recordExists(id: string): Promise<boolean> {
+    return (await this.store.findRecord(id)) !== null;
+  }
+
+  async profile(handle: string): Promise<Result<ReturnType<typeof profileView>>> {
+    const found = await this.agent(handle);
+    if (!found.ok) return found;
+    const agent = found.value;
+    const [head, counts, keys] = await Promise.all([
+      this.store.chainHead(agent.id),
+      this.store.countRecords(agent.id),
+      this.store.listSigningKeys(agent.id),
+    ]);
+    return ok(profileView(agent, head, counts, keys, {
+      chain: this.urls.chainUrl(agent.handle),
+      export: this.urls.exportUrl(agent.handle),
+    }));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // GET /v1/agents/{handle}/chain
+
+  async chainPage(q: ChainPageQuery): Promise<Result<JsonText>> {
+    const found = await this.agent(q.handle);
+    if (!found.ok) return found;
+    const agent = found.value;
+    // The head is read first and the page stops at it, so a page never shows a record its own
+    // `head` does not cover, even while the agent records.
+    const head = await this.store.chainHead(agent.id);
+    const keys = await this.store.listSigningKeys(agent.id);
+    const room = Math.max(0, Math.min(q.limit, head.seq - q.afterSeq));
+    const records = room > 0 ? await this.store.listChain(agent.id, q.afterSeq, room) : [];
+    const last = records.length > 0 ? records[records.length - 1]!.chainSeq : q.afterSeq;
+    const hasMore = last < head.seq;
+    const shape = { payloads: q.payloads, document: q.payloads };
+    const meta = {
+      object: 'chain',
+      canonicalisation: CANON,
+      algorithm: 'sha256',
+      agent: agent.handle,
+      head: headView(head),
+      keys: keys.map(publicKeyView),
+      payloads: q.payloads,
+      limit: q.limit,
+      after_seq: q.afterSeq,
+    };
+    const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: q.limit, payloads: q.payloads }) : null;
+    const body = `${JSON.stringify(meta).slice(0, -1)},"records":[${records.map((r) => recordJson(r, shape)).join(',')}]` +
+      `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
+    return ok({ body });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // GET /v1/proof/{record_id}
+
+  async proof(recordId: string): Promise<Result<JsonText>> {
+    const record = isRecordId(recordId) ? await this.store.findRecord(recordId) : null;
+    if (!record) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
+    const [agent, head, key] = await Promise.all([
+      this.store.findAgentById(record.agentId),
+      this.store.chainHead(record.agentId),
+      record.signature ? this.store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
+    ]);
+    const meta = {
+      object: 'proof',
+      canonicalisation: CANON,
+      algorithm: 'sha256',
+      id: record.id,
+      agent: {
+        handle: record.agentHandle,
+        status: agent?.status ?? null,
+        demo: agent?.demo ?? false,
+        head: headView(head),
+      },
+      key: key ? { ...publicKeyView(key), valid_for_record: keyValidAt(key, record.recordedAt) } : null,
+      inclusion_proof: null,
+      anchor_proof: null,
+      links: {
+        self: this.urls.proofUrl(record.id),
+        chain_from_here: this.urls.chainUrl(record.agentHandle, { afterSeq: record.chainSeq - 1 }),
+        export: this.urls.exportUrl(record.agentHandle),
+      },
+    };
+    const body = `${JSON.stringify(meta).slice(0, -1)},"record":${this.fullRecordJson(record)}}`;
+    return ok({ body });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // GET /v1/ledger
+
+  async ledgerPage(q: LedgerPageQuery): Promise<Result<JsonText>> {
+    let agentId: string | undefined;
+    if (q.agent !== undefined) {
+      const found = await this.agent(q.agent, 'agent');
+      if (!found.ok) return found;
+      if (found.value.demo && !q.includeDemo) {
+        return fail(errors.invalidRequest(`agent ${q.agent} is a demo agent and demo records are hidden by default; pass include_demo=true to see them`, 'include_demo'));
+      }
+      agentId = found.value.id;
+    }
+    const rows = await this.store.listLedger({
+      limit: q.limit + 1,
+      beforeSortKey: q.cursor === undefined ? undefined : sortKeyOf(q.cursor),
+      symbol: q.symbol,
+      agentId,
+      type: q.type,
+      includeDemo: q.includeDemo,
+    });
+    const page = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    const nextCursor = hasMore ? page[page.length - 1]!.id : null;
+    const data = page.map((r) => `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`);
+    const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
+      `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(q, nextCursor) : null)}}`;
+    return ok({ body });
+  }
+
+  private ledgerUrl(q: LedgerPageQuery, cursor: string): string {
+    const params = new URLSearchParams({ limit: String(q.limit), cursor });
+    if (q.symbol !== undefined) params.set('symbol', q.symbol);
+    if (q.agent !== undefined) params.set('agent', q.agent);
+    if (q.type !== undefined) params.set('type', q.type);
+    if (q.includeDemo) params.set('include_demo', 'true');
+    return this.urls.ledgerUrl(params);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // GET /v1/export?agent=<handle>
+
+  /**
+   * The export of one agent: a header line, then one line per record in chain order up to the
+   * head read at the start. Records are read EXPORT_PAGE at a time, one page per yielded chunk,
+   * so memory stays flat however long the chain is. `etag` names the export's content.
+   */
+  async export(handle: string): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+    const found = await this.agent(handle, 'agent');
+    if (!found.ok) return found;
+    const agent = found.value;
+    const head = await this.store.chainHead(agent.id);
+    const keys = await this.store.listSigningKeys(agent.id);
+    const header = {
+      object: 'export',
+      format: EXPORT_FORMAT,
+      canonicalisation: CANON,
+      algorithm: 'sha256',
+      agent: agentSummary(agent),
+      keys: keys.map(publicKeyView),
+      head: headView(head),
+      records: head.seq,
+      chain_url: this.urls.chainUrl(agent.handle),
+    };
+    const headerText = JSON.stringify(header);
+    const etag = `W/"${sha256Hex(headerText).slice(0, 32)}"`;
+    const store = this.store;
+    async function* lines(): AsyncGenerator<string> {
+      yield headerText + '\n';
+      for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE)) {
+        let chunk = '';
+        for (const r of page) chunk += recordJson(r, { payloads: true, document: false }) + '\n';
+        yield chunk;
+      }
+    }
+    return ok({ etag, lines: lines() });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // GET /v1/transparency
+
+  async transparency(now: Date) {
+    const [heads, counts] = await Promise.all([this.store.listHeads(), this.store.countRecords()]);
+    return transparencyView(now, heads.map(({ agent, head }) => ({
+      agent: agent.handle,
+      demo: agent.demo,
+      status: agent.status,
+      ...headView(head),
+    })), counts, this.baseUrl);
+  }
+}
+
+/** The agent's records with afterSeq < seq <= toSeq, in chain order, `pageSize` per page. */
+export async function* chainPages(store: LedgerStore, agentId: string, afterSeq: number, toSeq: number, pageSize: number): AsyncGenerator<StoredRecord[]> {
+  let after = afterSeq;
+  while (after < toSeq) {
+    const page = await store.listChain(agentId, after, Math.min(pageSize, toSeq - after));
+    if (page.length === 0) return;
+    yield page;
+    after = page[page.length - 1]!.chainSeq;
+  }
+}

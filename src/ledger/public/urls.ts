@@ -1,0 +1,30 @@
+// Addresses of the public reads, as published in bodies and Link headers: built in one place so
+// every document names the same URL for the same thing.
+export class PublicUrls {
+  constructor(private readonly baseUrl: string) {}
+
+  private url(path: string): string {
+    return `${this.baseUrl}${path}`;
+  }
+
+  chainUrl(handle: string, q: { afterSeq?: number; limit?: number; payloads?: boolean } = {}): string {
+    const params = new URLSearchParams();
+    if (q.afterSeq !== undefined && q.afterSeq > 0) params.set('after_seq', String(q.afterSeq));
+    if (q.limit !== undefined) params.set('limit', String(q.limit));
+    if (q.payloads === false) params.set('payloads', 'false');
+    const query = params.toString();
+    return this.url(`/agents/${encodeURIComponent(handle)}/chain${query ? `?${query}` : ''}`);
+  }
+
+  exportUrl(handle: string): string {
+    return this.url(`/export?agent=${encodeURIComponent(handle)}`);
+  }
+
+  proofUrl(id: string): string {
+    return this.url(`/proof/${encodeURIComponent(id)}`);
+  }
+
+  ledgerUrl(params: URLSearchParams): string {
+    return this.url(`/ledger?${params.toString()}`);
+  }
+}
