@@ -24,12 +24,12 @@ const COMPRESSIBLE = /^text\/|\/(?:x-nd)?json(?:;|$)|\+json(?:;|$)/;
 /** Compress bodies above this size (bytes). */
 const COMPRESS_THRESHOLD = 1024;
 
-export async function installPublicHttp(app: App, o: { readLimitPerMinute: number }): Promise<void> {
+export async function installPublicHttp(app: App, options: { readLimitPerMinute: number }): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', EXPOSED_HEADERS);
   });
-  app.addHook('onRequest', readRateLimit(app, o.readLimitPerMinute));
+  app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute));
   // Order matters: the ETag is taken over the uncompressed body, before compression runs.
   await app.register(etag, { weak: true });
   await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });

@@ -199,8 +199,3 @@ export function decisionContent(input: {
   if (hasLoneSurrogate(agent)) throw new TypeError('decisionContent: agent holds a lone surrogate');
   return { ok: true, document };
 }
-
-/** The exact string an agent signs (and whose sha256 is the content_hash). */
-export function decisionPayload(document: CanonValue): string {
-  return canonicalJson(document);
-}

@@ -35,8 +35,8 @@ export class DecisionService {
   private readonly queue: CommitQueue;
   private readonly inFlight = new Set<string>();
 
-  constructor(private readonly o: DecisionServiceOptions) {
-    this.queue = new CommitQueue(o.store, o.clock);
+  constructor(private readonly deps: DecisionServiceOptions) {
+    this.queue = new CommitQueue(deps.store, deps.clock);
   }
 
   async record(input: DecisionInput): Promise<DecisionOutcome> {
@@ -52,12 +52,12 @@ export class DecisionService {
 
   /** The agent's decisions, newest first. */
   list(agent: Agent, page: Page): Promise<StoredRecord[]> {
-    return this.o.store.listAgentRecords(agent.id, 'decision', page);
+    return this.deps.store.listAgentRecords(agent.id, 'decision', page);
   }
 
   /** One of the agent's decisions, or null (another agent's record is as good as absent). */
   async find(agent: Agent, id: string): Promise<StoredRecord | null> {
-    const record = await this.o.store.findRecord(id);
+    const record = await this.deps.store.findRecord(id);
     return record && record.type === 'decision' && record.agentId === agent.id ? record : null;
   }
 
@@ -71,7 +71,7 @@ export class DecisionService {
     const { signature, nonce, ...fields } = body;
     if (nonce !== undefined) return { kind: 'error', error: errors.invalidRequest('nonce belongs inside signature; it is not a decision field', 'nonce') };
     const signatureNonce = signature !== undefined ? nonceOf(signature) : undefined;
-    const content = decisionContent({ agent: agent.handle, fields, nonce: signatureNonce, now: this.o.clock.now() });
+    const content = decisionContent({ agent: agent.handle, fields, nonce: signatureNonce, now: this.deps.clock.now() });
     if (!content.ok) return { kind: 'error', error: errors.invalidRequest(content.error.message, content.error.param) };
     const payload = canonicalJson(content.document);
 
@@ -80,7 +80,7 @@ export class DecisionService {
 
     let envelope: SignatureEnvelope | null = null;
     if (signature !== undefined) {
-      const checked = await this.o.checkSignature(agent, signature, payload);
+      const checked = await this.deps.checkSignature(agent, signature, payload);
       // A replay must not depend on the key still being valid, so a failed check first looks
       // for one. A write that passes finds an earlier use of its Idempotency-Key inside the
       // append, which checks that before the signing key and the nonce.
@@ -114,7 +114,7 @@ export class DecisionService {
   }
 
   private async replay(agentId: string, key: string, fingerprint: string): Promise<DecisionOutcome | null> {
-    const earlier = await this.o.store.findIdempotent(agentId, key);
+    const earlier = await this.deps.store.findIdempotent(agentId, key);
     if (!earlier) return null;
     if (earlier.fingerprint !== fingerprint) {
       return { kind: 'error', error: errors.idempotencyKeyReused('this Idempotency-Key was already used with a different request body', 'Idempotency-Key') };
@@ -123,7 +123,7 @@ export class DecisionService {
   }
 
   private responseBody(record: StoredRecord): string {
-    return JSON.stringify(decisionResponse(record, this.o.baseUrl));
+    return JSON.stringify(decisionResponse(record, this.deps.baseUrl));
   }
 
   /** Rows written before the append protocol kept the body; newer ones render it again from the record. */

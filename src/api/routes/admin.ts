@@ -10,9 +10,9 @@ import type { App } from '../types.ts';
 
 export type AdminRoutesOptions = { operators: Operators; adminToken: string };
 
-export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void> {
+export async function adminRoutes(app: App, options: AdminRoutesOptions): Promise<void> {
   const common = { tags: ['admin'], security: adminSecurity };
-  const guard = requireAdmin(o.adminToken);
+  const guard = requireAdmin(options.adminToken);
   const AgentWithKey = Type.Object({ agent: AgentView, api_key: ApiKeyView });
 
   app.post('/v1/admin/agents', {
@@ -30,7 +30,7 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
     onRequest: guard,
   }, async (request, reply) => {
     const b = request.body;
-    const created = await o.operators.createAgent({ handle: b.handle, displayName: b.display_name ?? null, demo: b.demo ?? false, scopes: b.scopes as Scope[] | undefined });
+    const created = await options.operators.createAgent({ handle: b.handle, displayName: b.display_name ?? null, demo: b.demo ?? false, scopes: b.scopes as Scope[] | undefined });
     if (!created.ok) return sendError(request, reply, created.error);
     const { agent, apiKey } = created.value;
     return reply.code(201).send({ agent: agentView(agent), api_key: apiKeyView(apiKey, agent.handle, apiKey.secret) });
@@ -39,7 +39,7 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
   app.get('/v1/admin/agents', {
     schema: { ...common, summary: 'List agents', response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(AgentView) }), ...errorResponses(401) } },
     onRequest: guard,
-  }, async () => ({ object: 'list' as const, data: (await o.operators.listAgents()).map(agentView) }));
+  }, async () => ({ object: 'list' as const, data: (await options.operators.listAgents()).map(agentView) }));
 
   app.post('/v1/admin/agents/:handle/status', {
     schema: {
@@ -51,7 +51,7 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
     },
     onRequest: guard,
   }, async (request, reply) => {
-    const updated = await o.operators.setStatus(request.params.handle, request.body.status as AgentStatus);
+    const updated = await options.operators.setStatus(request.params.handle, request.body.status as AgentStatus);
     if (!updated.ok) return sendError(request, reply, updated.error);
     return { agent: agentView(updated.value) };
   });
@@ -70,7 +70,7 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
       if (request.body === undefined) request.body = {};
     },
   }, async (request, reply) => {
-    const issued = await o.operators.issueKey(request.params.handle, request.body.scopes as Scope[] | undefined);
+    const issued = await options.operators.issueKey(request.params.handle, request.body.scopes as Scope[] | undefined);
     if (!issued.ok) return sendError(request, reply, issued.error);
     return reply.code(201).send({ api_key: apiKeyView(issued.value.apiKey, issued.value.agent.handle, issued.value.apiKey.secret) });
   });
@@ -84,9 +84,9 @@ export async function adminRoutes(app: App, o: AdminRoutesOptions): Promise<void
     },
     onRequest: guard,
   }, async (request, reply) => {
-    const revoked = await o.operators.revokeKey(request.params.id);
+    const revoked = await options.operators.revokeKey(request.params.id);
     if (!revoked.ok) return sendError(request, reply, revoked.error);
-    const agents = await o.operators.listAgents();
+    const agents = await options.operators.listAgents();
     const handle = agents.find((a) => a.id === revoked.value.agentId)?.handle ?? '';
     return { api_key: apiKeyView(revoked.value, handle) };
   });

@@ -30,7 +30,7 @@ export const AssertionResponse = Type.Object({
   signature_algorithm: Type.Literal('Ed25519'),
 });
 
-export async function assertionRoutes(app: App, o: AssertionRoutesOptions): Promise<void> {
+export async function assertionRoutes(app: App, options: AssertionRoutesOptions): Promise<void> {
   app.post('/v1/decisions/assertion', {
     schema: {
       summary: 'Get the payload to sign for a decision',
@@ -40,12 +40,12 @@ export async function assertionRoutes(app: App, o: AssertionRoutesOptions): Prom
       body: AssertionRequest,
       response: { 200: AssertionResponse, ...errorResponses(400, 401, 403, 413, 415) },
     },
-    onRequest: requireKey(o.authenticate, 'decisions:write'),
+    onRequest: requireKey(options.authenticate, 'decisions:write'),
   }, async (request, reply) => {
     const agent = holderOf(request).agent;
     const body = request.lossless;
     if (!isJsonObject(body)) throw new ApiError(errors.invalidRequest('the body must be a JSON object', 'body'));
-    const asserted = await o.assert(agent, body as { [key: string]: JsonValue });
+    const asserted = await options.assert(agent, body as { [key: string]: JsonValue });
     if (!asserted.ok) return sendError(request, reply, asserted.error);
     return {
       object: 'assertion' as const,

@@ -46,7 +46,7 @@ export function listItem(record: StoredRecord, baseUrl: string) {
   return { ...decisionResponse(record, baseUrl), content: JSON.parse(record.content) as Record<string, unknown> };
 }
 
-export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promise<void> {
+export async function decisionRoutes(app: App, options: DecisionRoutesOptions): Promise<void> {
   app.post('/v1/decisions', {
     schema: {
       summary: 'Record a decision',
@@ -57,11 +57,11 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       body: DecisionRequest,
       response: { 201: DecisionResponse, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 500) },
     },
-    onRequest: requireKey(o.authenticate, 'decisions:write'),
+    onRequest: requireKey(options.authenticate, 'decisions:write'),
     preValidation: checkIdempotencyKey,
     config: {
       rateLimit: {
-        max: o.writeLimitPerMinute,
+        max: options.writeLimitPerMinute,
         timeWindow: 60_000,
         hook: 'preParsing',
         groupId: 'decision-writes',
@@ -72,7 +72,7 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
     const holder = holderOf(request);
     const body = request.lossless;
     if (!isJsonObject(body)) throw new ApiError(errors.invalidRequest('the body must be a JSON object', 'body'));
-    const outcome = await o.decisions.record({
+    const outcome = await options.decisions.record({
       agent: holder.agent,
       body: body as { [key: string]: JsonValue },
       idempotencyKey: request.headers[IDEMPOTENCY_KEY] as string,
@@ -90,17 +90,17 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       querystring: listQuery(200, 50),
       response: { 200: DecisionList, ...errorResponses(400, 401, 403) },
     },
-    onRequest: requireKey(o.authenticate, 'decisions:read'),
+    onRequest: requireKey(options.authenticate, 'decisions:read'),
   }, async (request) => {
     const holder = holderOf(request);
     const { limit, cursor } = request.query;
-    const records = await o.decisions.list(holder.agent, { limit: limit + 1, before: cursor });
+    const records = await options.decisions.list(holder.agent, { limit: limit + 1, before: cursor });
     const page = records.slice(0, limit);
     const hasMore = records.length > limit;
     return {
       object: 'list' as const,
       url: '/v1/decisions',
-      data: page.map((r) => listItem(r, o.baseUrl)),
+      data: page.map((r) => listItem(r, options.baseUrl)),
       has_more: hasMore,
       next_cursor: hasMore ? page[page.length - 1]!.id : null,
     };
@@ -114,12 +114,12 @@ export async function decisionRoutes(app: App, o: DecisionRoutesOptions): Promis
       params: Type.Object({ id: RecordId() }),
       response: { 200: DecisionListItem, ...errorResponses(401, 403, 404) },
     },
-    onRequest: requireKey(o.authenticate, 'decisions:read'),
+    onRequest: requireKey(options.authenticate, 'decisions:read'),
   }, async (request, reply) => {
-    const record = await o.decisions.find(holderOf(request).agent, request.params.id);
+    const record = await options.decisions.find(holderOf(request).agent, request.params.id);
     if (!record) {
       return sendError(request, reply, errors.notFound(`no decision ${request.params.id} for this agent`, 'id'));
     }
-    return listItem(record, o.baseUrl);
+    return listItem(record, options.baseUrl);
   });
 }

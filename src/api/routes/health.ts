@@ -1,12 +1,12 @@
 // Liveness and readiness for load balancers and orchestrators.
 import type { App } from '../types.ts';
 
-export async function healthRoutes(app: App, o: { ping: () => Promise<void>; isClosing: () => boolean }): Promise<void> {
+export async function healthRoutes(app: App, options: { ping: () => Promise<void>; isClosing: () => boolean }): Promise<void> {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    if (o.isClosing()) return reply.code(503).send({ status: 'closing' });
+    if (options.isClosing()) return reply.code(503).send({ status: 'closing' });
     try {
-      await o.ping();
+      await options.ping();
       return { status: 'ready' };
     } catch {
       return reply.code(503).send({ status: 'database unavailable' });

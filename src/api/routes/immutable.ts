@@ -7,7 +7,7 @@ import { isRecordId } from '../../ledger/ids.ts';
 import { errorResponses } from '../schemas.ts';
 import type { App } from '../types.ts';
 
-export async function immutableRoutes(app: App, o: { recordExists: (id: string) => Promise<boolean> }): Promise<void> {
+export async function immutableRoutes(app: App, options: { recordExists: (id: string) => Promise<boolean> }): Promise<void> {
   // Each address of a record, with the name its GET route gives the id.
   const addresses = [['/v1/decisions/:id', 'id'], ['/v1/proof/:record_id', 'record_id']] as const;
   for (const [url, param] of addresses) {
@@ -22,7 +22,7 @@ export async function immutableRoutes(app: App, o: { recordExists: (id: string) 
       },
       handler: async (request, reply) => {
         const id = (request.params as Record<string, string>)[param]!;
-        if (!isRecordId(id) || !(await o.recordExists(id))) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
+        if (!isRecordId(id) || !(await options.recordExists(id))) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
         return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
       },
     });

@@ -73,8 +73,8 @@ function refuseRevokeBody(request: FastifyRequest, reply: FastifyReply, done: ()
   done();
 }
 
-export async function keyRoutes(app: App, o: KeyRoutesOptions): Promise<void> {
-  const guard = requireKey(o.authenticate, 'keys:write');
+export async function keyRoutes(app: App, options: KeyRoutesOptions): Promise<void> {
+  const guard = requireKey(options.authenticate, 'keys:write');
   const common = { tags: ['keys'], security: bearerSecurity };
 
   app.post('/v1/keys', {
@@ -88,7 +88,7 @@ export async function keyRoutes(app: App, o: KeyRoutesOptions): Promise<void> {
     onRequest: guard,
     preValidation: refusePrivateKeyFields,
   }, async (request, reply) => {
-    const registered = await o.keys.register(holderOf(request).agent, { publicKey: request.body.public_key, label: request.body.label });
+    const registered = await options.keys.register(holderOf(request).agent, { publicKey: request.body.public_key, label: request.body.label });
     if (!registered.ok) return sendError(request, reply, registered.error);
     return reply.code(registered.value.created ? 201 : 200).send(signingKeyView(registered.value.key));
   });
@@ -103,7 +103,7 @@ export async function keyRoutes(app: App, o: KeyRoutesOptions): Promise<void> {
     onRequest: guard,
   }, async (request) => ({
     object: 'list' as const,
-    data: (await o.keys.list(holderOf(request).agent)).map(signingKeyView),
+    data: (await options.keys.list(holderOf(request).agent)).map(signingKeyView),
   }));
 
   app.get('/v1/keys/:key_id', {
@@ -115,7 +115,7 @@ export async function keyRoutes(app: App, o: KeyRoutesOptions): Promise<void> {
     },
     onRequest: guard,
   }, async (request, reply) => {
-    const found = await o.keys.find(holderOf(request).agent, request.params.key_id);
+    const found = await options.keys.find(holderOf(request).agent, request.params.key_id);
     if (!found.ok) return sendError(request, reply, found.error);
     return signingKeyView(found.value);
   });
@@ -131,7 +131,7 @@ export async function keyRoutes(app: App, o: KeyRoutesOptions): Promise<void> {
     onRequest: guard,
     preValidation: refuseRevokeBody,
   }, async (request, reply) => {
-    const revoked = await o.keys.revoke(holderOf(request).agent, request.params.key_id);
+    const revoked = await options.keys.revoke(holderOf(request).agent, request.params.key_id);
     if (!revoked.ok) return sendError(request, reply, revoked.error);
     return signingKeyView(revoked.value);
   });

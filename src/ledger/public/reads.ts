@@ -91,19 +91,19 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}/chain
 
-  async chainPage(q: ChainPageQuery): Promise<Result<JsonText>> {
-    const found = await this.agent(q.handle);
+  async chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
+    const found = await this.agent(query.handle);
     if (!found.ok) return found;
     const agent = found.value;
     // The head is read first and the page stops at it, so a page never shows a record its own
     // `head` does not cover, even while the agent records.
     const head = await this.store.chainHead(agent.id);
     const keys = await this.store.listSigningKeys(agent.id);
-    const room = Math.max(0, Math.min(q.limit, head.seq - q.afterSeq));
-    const records = room > 0 ? await this.store.listChain(agent.id, q.afterSeq, room) : [];
-    const last = records.length > 0 ? records[records.length - 1]!.chainSeq : q.afterSeq;
+    const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
+    const records = room > 0 ? await this.store.listChain(agent.id, query.afterSeq, room) : [];
+    const last = records.length > 0 ? records[records.length - 1]!.chainSeq : query.afterSeq;
     const hasMore = last < head.seq;
-    const shape = { payloads: q.payloads, document: q.payloads };
+    const shape = { payloads: query.payloads, document: query.payloads };
     const meta = {
       object: 'chain',
       canonicalisation: CANON,
@@ -111,11 +111,11 @@ export class PublicReads {
       agent: agent.handle,
       head: headView(head),
       keys: keys.map(publicKeyView),
-      payloads: q.payloads,
-      limit: q.limit,
-      after_seq: q.afterSeq,
+      payloads: query.payloads,
+      limit: query.limit,
+      after_seq: query.afterSeq,
     };
-    const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: q.limit, payloads: q.payloads }) : null;
+    const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: query.limit, payloads: query.payloads }) : null;
     const body = `${JSON.stringify(meta).slice(0, -1)},"records":[${records.map((r) => recordJson(r, shape)).join(',')}]` +
       `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
     return ok({ body });
@@ -159,39 +159,39 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/ledger
 
-  async ledgerPage(q: LedgerPageQuery): Promise<Result<JsonText>> {
+  async ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
     let agentId: string | undefined;
-    if (q.agent !== undefined) {
-      const found = await this.agent(q.agent, 'agent');
+    if (query.agent !== undefined) {
+      const found = await this.agent(query.agent, 'agent');
       if (!found.ok) return found;
-      if (found.value.demo && !q.includeDemo) {
-        return fail(errors.invalidRequest(`agent ${q.agent} is a demo agent and demo records are hidden by default; pass include_demo=true to see them`, 'include_demo'));
+      if (found.value.demo && !query.includeDemo) {
+        return fail(errors.invalidRequest(`agent ${query.agent} is a demo agent and demo records are hidden by default; pass include_demo=true to see them`, 'include_demo'));
       }
       agentId = found.value.id;
     }
     const rows = await this.store.listLedger({
-      limit: q.limit + 1,
-      beforeSortKey: q.cursor === undefined ? undefined : sortKeyOf(q.cursor),
-      symbol: q.symbol,
+      limit: query.limit + 1,
+      beforeSortKey: query.cursor === undefined ? undefined : sortKeyOf(query.cursor),
+      symbol: query.symbol,
       agentId,
-      type: q.type,
-      includeDemo: q.includeDemo,
+      type: query.type,
+      includeDemo: query.includeDemo,
     });
-    const page = rows.slice(0, q.limit);
-    const hasMore = rows.length > q.limit;
+    const page = rows.slice(0, query.limit);
+    const hasMore = rows.length > query.limit;
     const nextCursor = hasMore ? page[page.length - 1]!.id : null;
     const data = page.map((r) => `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`);
     const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
-      `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(q, nextCursor) : null)}}`;
+      `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
     return ok({ body });
   }
 
-  private ledgerUrl(q: LedgerPageQuery, cursor: string): string {
-    const params = new URLSearchParams({ limit: String(q.limit), cursor });
-    if (q.symbol !== undefined) params.set('symbol', q.symbol);
-    if (q.agent !== undefined) params.set('agent', q.agent);
-    if (q.type !== undefined) params.set('type', q.type);
-    if (q.includeDemo) params.set('include_demo', 'true');
+  private ledgerUrl(query: LedgerPageQuery, cursor: string): string {
+    const params = new URLSearchParams({ limit: String(query.limit), cursor });
+    if (query.symbol !== undefined) params.set('symbol', query.symbol);
+    if (query.agent !== undefined) params.set('agent', query.agent);
+    if (query.type !== undefined) params.set('type', query.type);
+    if (query.includeDemo) params.set('include_demo', 'true');
     return this.urls.ledgerUrl(params);
   }
 

@@ -58,7 +58,7 @@ export class SqliteStore implements LedgerStore {
   /** Transactions run one after another on this connection; later batches may commit while earlier ones fsync. */
   readonly maxBatchesInFlight = 4;
   readonly db: SqliteDatabase;
-  private statements: Statements | null = null;
+  private prepared: Statements | null = null;
   private keyHolders: { version: number; byHash: Map<string, KeyHolder> } = { version: -1, byHash: new Map() };
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
   private readonly walSync: WalSync | null;
@@ -94,12 +94,12 @@ export class SqliteStore implements LedgerStore {
     SQLITE_MIGRATIONS.forEach((sql, i) => {
       if (!applied.has(i + 1)) apply.immediate(i + 1, sql);
     });
-    this.statements = prepareStatements(this.db);
+    this.prepared = prepareStatements(this.db);
   }
 
-  private get s(): Statements {
-    if (!this.statements) throw new Error('SqliteStore: migrate() must run before use');
-    return this.statements;
+  private get statements(): Statements {
+    if (!this.prepared) throw new Error('SqliteStore: migrate() must run before use');
+    return this.prepared;
   }
 
   async close(): Promise<void> {
@@ -152,11 +152,11 @@ export class SqliteStore implements LedgerStore {
    * keys are never remembered.
    */
   async findKeyHolder(secretHash: string): Promise<KeyHolder | null> {
-    const version = this.s.dataVersion.get() as number;
+    const version = this.statements.dataVersion.get() as number;
     if (version !== this.keyHolders.version) this.forgetKeyHolders(version);
     const known = this.keyHolders.byHash.get(secretHash);
     if (known) return known;
-    const row = this.s.findKeyHolder.get(secretHash) as Row | undefined;
+    const row = this.statements.findKeyHolder.get(secretHash) as Row | undefined;
     if (!row) return null;
     const holder: KeyHolder = { key: apiKeyFromRow(row), secretHash: String(row.secret_hash), agent: prefixedAgentFromRow(row) };
     if (this.keyHolders.byHash.size >= KEY_HOLDER_CACHE_LIMIT) this.keyHolders.byHash.clear();
@@ -195,7 +195,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async findSigningKey(agentId: string, id: string): Promise<SigningKey | null> {
-    const row = this.s.findSigningKey.get(agentId, id) as Row | undefined;
+    const row = this.statements.findSigningKey.get(agentId, id) as Row | undefined;
     return row ? signingKeyFromRow(row) : null;
   }
 
@@ -214,7 +214,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
-    const row = this.s.findIdempotent.get(agentId, key) as Row | undefined;
+    const row = this.statements.findIdempotent.get(agentId, key) as Row | undefined;
     return row ? idempotentFromRow(row) : null;
   }
 
@@ -243,29 +243,29 @@ export class SqliteStore implements LedgerStore {
 
   /** Inside the IMMEDIATE transaction, which no other writer (of any process) shares. */
   private appendFacts(questions: AppendQuestions): AppendFacts {
-    const s = this.s;
+    const statements = this.statements;
     const heads = new Map<string, HeadFact>();
     for (const agentId of questions.agentIds) {
-      const row = s.headForUpdate.get(agentId) as Row | undefined;
+      const row = statements.headForUpdate.get(agentId) as Row | undefined;
       if (row) heads.set(agentId, { seq: Number(row.seq), hash: String(row.hash), recordedAt: (row.recorded_at as string | null) ?? null, active: row.status === 'active' });
     }
     const matching = (pairs: AgentValue[], statement: SqliteStatement) =>
       new Set(pairs.filter((p) => statement.get(p.agentId, p.value) !== undefined).map((p) => agentValueKey(p.agentId, p.value)));
     return {
       heads,
-      usedIdempotencyKeys: matching(questions.idempotencyKeys, s.idempotencyExists),
-      usableSigningKeys: matching(questions.signingKeyIds, s.signingKeyUsable),
-      usedNonces: matching(questions.nonces, s.nonceExists),
-      newestSortKey: ((s.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null,
+      usedIdempotencyKeys: matching(questions.idempotencyKeys, statements.idempotencyExists),
+      usableSigningKeys: matching(questions.signingKeyIds, statements.signingKeyUsable),
+      usedNonces: matching(questions.nonces, statements.nonceExists),
+      newestSortKey: ((statements.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null,
     };
   }
 
   private writeAppend(rows: AppendRows): void {
-    const s = this.s;
-    for (const record of rows.records) s.insertRecord.run(...recordParams(record));
-    for (const k of rows.idempotencyKeys) s.insertIdempotency.run(k.agentId, k.key, k.fingerprint, k.recordId, k.status, '', k.createdAt);
-    for (const n of rows.nonces) s.insertNonce.run(n.agentId, n.nonce, n.recordId);
-    for (const h of rows.heads) s.updateHead.run(h.seq, h.hash, h.recordedAt, h.added.decision, h.added.execution, h.added.signed, h.agentId);
+    const statements = this.statements;
+    for (const record of rows.records) statements.insertRecord.run(...recordParams(record));
+    for (const k of rows.idempotencyKeys) statements.insertIdempotency.run(k.agentId, k.key, k.fingerprint, k.recordId, k.status, '', k.createdAt);
+    for (const n of rows.nonces) statements.insertNonce.run(n.agentId, n.nonce, n.recordId);
+    for (const h of rows.heads) statements.updateHead.run(h.seq, h.hash, h.recordedAt, h.added.decision, h.added.execution, h.added.signed, h.agentId);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
@@ -275,7 +275,7 @@ export class SqliteStore implements LedgerStore {
   }
 
   async findRecord(id: string): Promise<StoredRecord | null> {
-    const row = this.s.findRecord.get(id) as Row | undefined;
+    const row = this.statements.findRecord.get(id) as Row | undefined;
     return row ? recordFromRow(row) : null;
   }
 

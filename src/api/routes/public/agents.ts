@@ -6,7 +6,7 @@ import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { HandleParams, ProfileResponse } from './schemas.ts';
 
-export async function agentRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+export async function agentRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/agents/:handle', {
     schema: {
       summary: 'An agent\'s public profile',
@@ -16,7 +16,7 @@ export async function agentRoutes(app: App, o: PublicRouteOptions): Promise<void
       response: { 200: ProfileResponse, ...errorResponses(404, 429) },
     },
   }, async (request, reply) => {
-    const profile = await o.reads.profile(request.params.handle);
+    const profile = await options.reads.profile(request.params.handle);
     if (!profile.ok) return sendError(request, reply, profile.error);
     cacheFor(reply, 'short');
     return profile.value;

@@ -8,7 +8,7 @@ import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { ChainQuery, ChainResponse, HandleParams } from './schemas.ts';
 
-export async function chainRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+export async function chainRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/agents/:handle/chain', {
     schema: {
       summary: 'An agent\'s hash chain, a page at a time',
@@ -20,7 +20,7 @@ export async function chainRoutes(app: App, o: PublicRouteOptions): Promise<void
     },
   }, async (request, reply) => {
     const { payloads, limit, after_seq: afterSeq } = request.query;
-    const page = await o.reads.chainPage({ handle: request.params.handle, afterSeq, limit, payloads });
+    const page = await options.reads.chainPage({ handle: request.params.handle, afterSeq, limit, payloads });
     if (!page.ok) return sendError(request, reply, page.error);
     cacheFor(reply, 'short');
     return sendJsonText(reply, page.value.body);

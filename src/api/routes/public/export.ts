@@ -11,7 +11,7 @@ import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { EXPORT_DESCRIPTION, ExportQuery } from './schemas.ts';
 
-export async function exportRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+export async function exportRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/export', {
     schema: {
       summary: 'Export one agent\'s complete record (NDJSON, streamed)',
@@ -26,7 +26,7 @@ export async function exportRoutes(app: App, o: PublicRouteOptions): Promise<voi
     },
   }, async (request, reply) => {
     const handle = request.query.agent;
-    const exported = await o.reads.export(handle);
+    const exported = await options.reads.export(handle);
     if (!exported.ok) return sendError(request, reply, exported.error);
     const { etag, lines } = exported.value;
     const raw = reply as FastifyReply; // 304 and a stream are outside the documented 200 schema

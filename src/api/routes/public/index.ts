@@ -10,9 +10,9 @@ import type { PublicRouteOptions } from './options.ts';
 import { proofRoutes } from './proof.ts';
 import { transparencyRoutes } from './transparency.ts';
 
-export async function publicRoutes(app: App, o: PublicRouteOptions): Promise<void> {
-  await installPublicHttp(app, o);
+export async function publicRoutes(app: App, options: PublicRouteOptions): Promise<void> {
+  await installPublicHttp(app, options);
   for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes]) {
-    await app.register(routes, o);
+    await app.register(routes, options);
   }
 }

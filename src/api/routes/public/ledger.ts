@@ -9,7 +9,7 @@ import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { LedgerQuery, LedgerResponse } from './schemas.ts';
 
-export async function ledgerRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+export async function ledgerRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/ledger', {
     schema: {
       summary: 'The public ledger: every agent\'s records, newest first',
@@ -20,7 +20,7 @@ export async function ledgerRoutes(app: App, o: PublicRouteOptions): Promise<voi
     },
   }, async (request, reply) => {
     const q = request.query;
-    const page = await o.reads.ledgerPage({
+    const page = await options.reads.ledgerPage({
       limit: q.limit, cursor: q.cursor, symbol: q.symbol, agent: q.agent, type: q.type as RecordType | undefined, includeDemo: q.include_demo,
     });
     if (!page.ok) return sendError(request, reply, page.error);

@@ -8,7 +8,7 @@ import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { ProofParams, ProofResponse } from './schemas.ts';
 
-export async function proofRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+export async function proofRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/proof/:record_id', {
     schema: {
       summary: 'The proof bundle of one record',
@@ -17,7 +17,7 @@ export async function proofRoutes(app: App, o: PublicRouteOptions): Promise<void
       response: { 200: ProofResponse, ...errorResponses(404, 429) },
     },
   }, async (request, reply) => {
-    const proof = await o.reads.proof(request.params.record_id);
+    const proof = await options.reads.proof(request.params.record_id);
     if (!proof.ok) return sendError(request, reply, proof.error);
     cacheFor(reply, 'proof');
     return sendJsonText(reply, proof.value.body);

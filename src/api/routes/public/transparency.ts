@@ -6,7 +6,7 @@ import type { App } from '../../types.ts';
 import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
 import { TransparencyResponse } from './schemas.ts';
 
-export async function transparencyRoutes(app: App, o: PublicRouteOptions): Promise<void> {
+export async function transparencyRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/transparency', {
     schema: {
       summary: 'Chain heads to pin and what each guarantee covers',
@@ -15,7 +15,7 @@ export async function transparencyRoutes(app: App, o: PublicRouteOptions): Promi
     },
   }, async (_request, reply) => {
     cacheFor(reply, 'short');
-    return o.reads.transparency(o.clock.now());
+    return options.reads.transparency(options.clock.now());
   });
   preflightRoute(app, '/v1/transparency');
 }
