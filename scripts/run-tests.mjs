@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// The test command (npm test): every test/**/*.test.ts file under node's test runner, with
-// tsx for TypeScript. Pass file paths or substrings to run a subset: npm test -- core
+// The test command (npm test): first the layer rules (npm run lint:deps) and the build (the tests
+// that run `bin/ledger.js` run dist/), then every test/**/*.test.ts file under node's test runner,
+// with tsx for TypeScript. Pass file paths or substrings to run a subset: npm test -- core
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { build } from './build.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -19,5 +22,13 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+// As `npm run lint:deps`: dependency-cruiser prints each violation.
+const depcruise = fileURLToPath(new URL('../node_modules/dependency-cruiser/bin/dependency-cruise.mjs', import.meta.url));
+const layers = spawnSync(process.execPath, [depcruise, 'src', 'bin'], { stdio: 'inherit' });
+if (layers.status !== 0) {
+  console.error('npm test: the layer rules (.dependency-cruiser.cjs) are broken, see above');
+  process.exit(1);
+}
+if (!build()) process.exit(1);
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=120000', ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

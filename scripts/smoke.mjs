@@ -16,11 +16,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { decisionPayload } from '../examples/canon-payload.mjs';
+import { build } from './build.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, database: { type: 'string' } } });
 const seconds = Number(args.seconds);
 if (!(seconds > 0)) fail(`--seconds must be a positive number, not ${args.seconds}`);
+
+if (!build()) fail('the build (npm run build) failed');
 
 const scratch = mkdtempSync(join(tmpdir(), 'ledger-smoke-'));
 const databaseUrl = args.database ?? `sqlite:${join(scratch, 'ledger.db')}`;

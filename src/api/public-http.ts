@@ -11,7 +11,7 @@
 import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from './app.ts';
+import type { App } from './types.ts';
 
 /** Headers a browser script may read from a public response. */
 const EXPOSED_HEADERS = [

@@ -1,7 +1,7 @@
-// Runs verifyChunk on worker threads, results in submission order. Workers load the TypeScript
-// sources through tsx, resolved from this file, so the command works from any directory.
+// Runs verifyChunk on worker threads (verify-worker.ts), results in submission order.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { siblingModule, startWorker } from '../runtime/worker.ts';
 import { verifyChunk, type ChunkInput, type ChunkResult } from './verify-records.ts';
 
 export type ChunkRunner = {
@@ -20,13 +20,11 @@ export function defaultWorkerCount(): number {
 }
 
 export function workerPool(size: number): ChunkRunner {
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./verify-worker.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  const entry = siblingModule('verify-worker', import.meta.url);
   const pending = new Map<number, { resolve: (r: ChunkResult) => void; reject: (e: unknown) => void }>();
   const workers: Worker[] = [];
   for (let i = 0; i < size; i++) {
-    const worker = new Worker(bootstrap, { eval: true, execArgv: [] });
+    const worker = startWorker(entry);
     worker.on('message', (m: { id: number; result: ChunkResult }) => {
       const p = pending.get(m.id);
       pending.delete(m.id);

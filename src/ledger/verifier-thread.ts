@@ -5,7 +5,8 @@
 // priority (verifier-worker.ts), so a batch it has not answered within `lateAfterMs` (a starved
 // worker on a busy machine) is checked here instead. The worker starts with the first check;
 // until it is up, and for good if it fails, checks run here too: slower, never skipped.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { siblingModule, startWorker } from '../runtime/worker.ts';
 import { verifyRaw } from './ed25519.ts';
 import { packable, packJobs, type VerifyJob } from './verify-batch.ts';
 import type { VerifyAnswer } from './verifier-worker.ts';
@@ -23,7 +24,7 @@ export type VerifierThreadOptions = {
   lateAfterMs?: number;
   /** Told the size of each batch checked here because the worker was late. */
   onLate?: (jobs: number) => void;
-  /** The worker's module (tests swap in one that answers late and wrong). */
+  /** The worker's module, `.js` or `.ts` (tests swap in one that answers late and wrong). */
   workerEntry?: URL;
 };
 
@@ -54,16 +55,12 @@ export class VerifierThread {
   constructor(options: VerifierThreadOptions = {}) {
     this.lateAfterMs = options.lateAfterMs ?? 200;
     this.onLate = options.onLate ?? (() => undefined);
-    this.workerEntry = options.workerEntry ?? new URL('./verifier-worker.ts', import.meta.url);
+    this.workerEntry = options.workerEntry ?? siblingModule('verifier-worker', import.meta.url);
     this.whenReady.catch(() => undefined); // nobody need wait for it
   }
 
-  /** Starts the worker, which loads the TypeScript sources through tsx, resolved from this file. */
   private start(): void {
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const entry = this.workerEntry.href;
-    const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-    const worker = new Worker(bootstrap, { eval: true, execArgv: [] });
+    const worker = startWorker(this.workerEntry);
     worker.unref();
     worker.on('message', (m: VerifyAnswer | 'ready') => {
       if (m !== 'ready') return this.answered(m);

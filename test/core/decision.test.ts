@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   JsonNumber,
+  canonicalJson,
   checkOccurredAt,
   decisionContent,
-  decisionPayload,
   readJson,
   DECISION_DECIMAL_FIELDS,
   type CanonValue,
@@ -29,7 +29,7 @@ function doc(text: string, extra: { nonce?: string; now?: Date } = {}): { [k: st
 
 function fail(text: string, now = NOW): FieldError {
   const r = decisionContent({ agent: 'bot', fields: fields(text), now });
-  if (r.ok) assert.fail(`accepted: ${decisionPayload(r.document)}`);
+  if (r.ok) assert.fail(`accepted: ${canonicalJson(r.document)}`);
   return r.error;
 }
 
@@ -55,7 +55,7 @@ describe('decisionContent: document', () => {
   });
   it('normalises metadata numbers at any depth and leaves strings alone', () => {
     const d = doc('{"symbol":"A","action":"BUY","metadata":{"a":[1.0,"1.0",{"b":-0}],"__proto__":{"c":2e1}}}');
-    assert.equal(decisionPayload(d), '{"action":"BUY","agent":"bot","asset_class":"US_EQUITY","canon":"canon_v1","currency":"USD","metadata":{"__proto__":{"c":"20"},"a":["1","1.0",{"b":"0"}]},"symbol":"A","type":"decision"}');
+    assert.equal(canonicalJson(d), '{"action":"BUY","agent":"bot","asset_class":"US_EQUITY","canon":"canon_v1","currency":"USD","metadata":{"__proto__":{"c":"20"},"a":["1","1.0",{"b":"0"}]},"symbol":"A","type":"decision"}');
     assert.equal(({} as { c?: unknown }).c, undefined);
   });
   it('keeps occurred_at exactly as written', () => {
@@ -63,7 +63,7 @@ describe('decisionContent: document', () => {
   });
   it('payload is the canonical JSON of the document', () => {
     const d = doc('{"thesis":"why \\u2028","action":"SELL","symbol":"X"}', { nonce: 'n' });
-    assert.equal(decisionPayload(d), '{"action":"SELL","agent":"bot","asset_class":"US_EQUITY","canon":"canon_v1","currency":"USD","nonce":"n","symbol":"X","thesis":"why \u2028","type":"decision"}');
+    assert.equal(canonicalJson(d), '{"action":"SELL","agent":"bot","asset_class":"US_EQUITY","canon":"canon_v1","currency":"USD","nonce":"n","symbol":"X","thesis":"why \u2028","type":"decision"}');
   });
 });
 

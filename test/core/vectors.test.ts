@@ -8,7 +8,6 @@ import {
   chainHash,
   contentHash,
   decisionContent,
-  decisionPayload,
   normaliseDecimal,
   normaliseNumbers,
   readJson,
@@ -97,7 +96,7 @@ describe('vectors: decisions.json', () => {
         return;
       }
       assert.ok(r.ok, r.ok ? '' : r.error.message);
-      const payload = decisionPayload(r.document);
+      const payload = canonicalJson(r.document);
       assert.equal(payload, v.payload);
       assert.equal(sha256Hex(payload), v.content_hash);
       if (v.signature !== undefined) {

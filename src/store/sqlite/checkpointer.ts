@@ -14,7 +14,9 @@
 //
 // If the worker fails, the writer connection gets SQLite's automatic checkpoint back: slower,
 // never unsafe.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../runtime/worker.ts';
+import type { CheckpointReply, CheckpointResult, CheckpointWorkerData } from './checkpoint-worker.js';
 import { sqliteDriverPath } from './driver.ts';
 
 export type CheckpointPolicy = {
@@ -27,25 +29,6 @@ export type CheckpointPolicy = {
 export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = { every: 256, drainAtFrames: 8192 };
 /** SQLite's own default threshold, restored on the writer connection if the worker fails. */
 const AUTOCHECKPOINT_PAGES = 1000;
-
-type CheckpointResult = { busy: number; log: number; checkpointed: number };
-type WorkerReply = { ok: true; result: CheckpointResult } | { ok: false; message: string };
-
-// Plain CommonJS, evaluated by the worker: it needs nothing but better-sqlite3.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.betterSqlite3);
-const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('busy_timeout = 10000');
-parentPort.on('message', (mode) => {
-  try {
-    const [result] = db.pragma('wal_checkpoint(' + mode + ')');
-    parentPort.postMessage({ ok: true, result });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String(err && err.message) });
-  }
-});
-`;
 
 export class Checkpointer {
   private worker: Worker | null = null;
@@ -118,7 +101,7 @@ export class Checkpointer {
   private passive(): Promise<CheckpointResult | null> {
     return new Promise((resolve) => {
       const worker = this.start();
-      const settle = (reply: WorkerReply | null) => {
+      const settle = (reply: CheckpointReply | null) => {
         worker.off('message', settle).off('error', fail).off('exit', fail);
         if (reply?.ok) return resolve(reply.result);
         this.fail();
@@ -132,8 +115,8 @@ export class Checkpointer {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const betterSqlite3 = sqliteDriverPath();
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { path: this.path, betterSqlite3 } });
+    const workerData: CheckpointWorkerData = { path: this.path, betterSqlite3: sqliteDriverPath() };
+    this.worker = startWorker(new URL('./checkpoint-worker.js', import.meta.url), { workerData });
     this.worker.unref();
     return this.worker;
   }

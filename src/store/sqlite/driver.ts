@@ -31,7 +31,7 @@ function load(): typeof BetterSqlite3 {
   }
 }
 
-const Database = load();
+const Database: typeof BetterSqlite3 = load();
 
 /** The resolved path of the driver package, for worker threads that open their own connection. */
 export function sqliteDriverPath(): string {

@@ -1,0 +1,104 @@
+// The layer rules of docs (DESIGN: "Layers"), checked by `npm run lint:deps` and first thing in
+// `npm test`. Imports go downward only:
+//
+//   bin -> cli -> server -> api -> ledger -> store -> domain -> core
+//
+// The wings (src/log, src/anchor, ...) sit between api and ledger: they may use ledger, store and
+// core, and api, server and cli may use them. src/config.ts and src/runtime/ are plumbing any
+// layer may use; they import nothing of the project. src/index.ts is the package's entry, on
+// top. Type-only imports count (tsPreCompilationDeps), so a type cannot smuggle a cycle in.
+//
+
+const WINGS = '^src/(log|anchor|brokers|market|performance|site|client|mcp)/';
+const PROJECT = '^(src|bin|test|sim|bench|scripts|examples)/';
+const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
+
+/** `layer` (a path pattern) may not import any of `above`. */
+const downward = (name, layer, above, comment) => ({
+  name,
+  severity: 'error',
+  comment,
+  from: { path: layer },
+  to: { path: above },
+});
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle: two modules that can only be understood (and loaded) together.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'core-imports-only-core',
+      severity: 'error',
+      comment: 'src/core is pure: it imports nothing of the project outside src/core.',
+      from: { path: '^src/core/' },
+      to: { path: PROJECT, pathNot: '^src/core/' },
+    },
+    {
+      name: 'core-has-no-packages',
+      severity: 'error',
+      comment: 'src/core has no dependencies: no npm package.',
+      from: { path: '^src/core/' },
+      to: { dependencyTypes: NPM },
+    },
+    {
+      name: 'core-does-no-io',
+      severity: 'error',
+      comment: 'src/core does no I/O: of Node itself only sha256.ts uses node:crypto.',
+      from: { path: '^src/core/', pathNot: '^src/core/sha256\\.ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'src-not-test-sim-bench',
+      severity: 'error',
+      comment: 'The product never imports tests, simulators or benchmarks.',
+      from: { path: '^src/' },
+      to: { path: '^(test|sim|bench)/' },
+    },
+    {
+      name: 'routes-not-store',
+      severity: 'error',
+      comment: 'Routes go through the use cases (src/ledger or a wing), never to the store.',
+      from: { path: '^src/api/routes/' },
+      to: { path: '^src/store/' },
+    },
+    {
+      name: 'plumbing-imports-nothing',
+      severity: 'error',
+      comment: 'src/config.ts and src/runtime/ are used by every layer, so they import none.',
+      from: { path: '^src/(config\\.ts$|runtime/)' },
+      to: { path: PROJECT, pathNot: '^src/(config\\.ts$|runtime/)' },
+    },
+    downward('domain-below-store', '^src/domain/', '^src/(store|ledger|api|server\\.ts$|cli|index\\.ts$)|' + WINGS + '|^bin/',
+      'src/domain (the types every layer speaks) imports only core.'),
+    downward('store-below-ledger', '^src/store/', '^src/(ledger|api|server\\.ts$|cli|index\\.ts$)|' + WINGS + '|^bin/',
+      'src/store imports only store, core and plumbing.'),
+    downward('ledger-below-api', '^src/ledger/', '^src/(api|server\\.ts$|cli|index\\.ts$)|' + WINGS + '|^bin/',
+      'src/ledger (the use cases) imports only ledger, store, core and plumbing; not a wing.'),
+    downward('wings-below-api', WINGS, '^src/(api|server\\.ts$|cli|index\\.ts$)|^bin/',
+      'A wing may use ledger, store and core, never api, server or cli.'),
+    downward('api-below-server', '^src/api/', '^src/(server\\.ts$|cli|index\\.ts$)|^bin/',
+      'src/api may use wings, ledger, store and core, not the server or cli.'),
+    downward('server-below-cli', '^src/server\\.ts$', '^src/(cli|index\\.ts$)|^bin/',
+      'src/server.ts composes api and below; the cli starts it.'),
+    downward('cli-below-bin', '^src/cli/', '^src/index\\.ts$|^bin/',
+      'src/cli may use everything in src but the package entry.'),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // bin/ledger.js runs the compiled dist/, which mirrors src/.
+    exclude: { path: '^dist/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    skipAnalysisNotInRules: true,
+  },
+};
