@@ -173,7 +173,12 @@ async function attemptOnce(req: JsonRequest, policy: HttpPolicy): Promise<Attemp
     await res.body?.cancel();
     return fail({ kind: 'provider', status: res.status, message: `${req.label}: unexpected redirect (HTTP ${res.status}), not followed` });
   }
-  const read = await readBounded(res, policy.maxResponseBytes);
+  let read: { ok: true; text: string } | { ok: false };
+  try {
+    read = await readBounded(res, policy.maxResponseBytes);
+  } catch {
+    return { done: false, error: { kind: 'provider', status: res.status, message: `${req.label}: the answer broke off` }, waitMs: null };
+  }
   if (!read.ok) {
     return fail({ kind: 'provider', status: res.status, message: `${req.label}: answer larger than ${policy.maxResponseBytes} bytes` });
   }

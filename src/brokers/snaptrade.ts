@@ -133,6 +133,7 @@ export class SnapTradeClient {
 
   constructor(options: SnapTradeClientOptions) {
     this.baseUrl = (options.baseUrl ?? SNAPTRADE_DEFAULT_URL).replace(/\/+$/, '');
+    if (!URL.canParse(this.baseUrl)) throw new TypeError('SnapTradeClient: baseUrl is not a URL');
     this.#partner = { ...options.partner };
     this.#policy = httpPolicy(options.http);
     this.#nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));

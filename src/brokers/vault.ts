@@ -11,7 +11,7 @@
 // base64 key is version 1.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { open, readFile, stat } from 'node:fs/promises';
+import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const MASTER_KEY_BYTES = 32;
@@ -145,8 +145,8 @@ export type MasterKeySource =
 
 /**
  * Finds the master keyring: LEDGER_MASTER_KEY (keyring text, usually one base64 key), else
- * LEDGER_MASTER_KEY_FILE, else `<dataDir>/master.key`, created with a fresh key (mode 0600,
- * exclusively, so two processes starting together end with one key) when absent. A `generated`
+ * LEDGER_MASTER_KEY_FILE, else `<dataDir>/master.key`, created with a fresh key (mode 0600) when
+ * absent. A `generated`
  * source is the caller's cue to log once where the key is and that it must be backed up.
  */
 export async function loadMasterKeyring(input: {
@@ -165,18 +165,25 @@ export async function loadMasterKeyring(input: {
   const path = join(dataDir, MASTER_KEY_FILE_NAME);
   const ring: Keyring = { current: { version: 1, key: randomBytes(MASTER_KEY_BYTES) }, all: new Map() };
   (ring.all as Map<number, Buffer>).set(1, ring.current.key);
+  // Written whole to a private temporary file, then linked into place: link() refuses an existing
+  // name, so of two processes starting together one creates the key and the other reads it, and
+  // nobody ever reads a half-written file.
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    const handle = await open(path, 'wx', 0o600);
+    const handle = await open(temp, 'wx', 0o600);
     try {
       await handle.writeFile(formatKeyring(ring), 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
     }
+    await link(temp, path);
     return { ok: true, value: { ring, source: { kind: 'generated', path } } };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return readKeyFile(path, 'master key file');
     return fail('master_key_unreadable', `could not create the master key file ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    await unlink(temp).catch(() => {});
   }
 }
 

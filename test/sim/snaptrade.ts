@@ -40,6 +40,8 @@ export type SnapTradeScenario = {
     outage?: { from: number; count: number; status: number };
     /** from this request number on, user credentials are refused and connections are disabled */
     revokeFrom?: number;
+    /** error messages echo the credentials received (not SnapTrade's behaviour: tests our redaction) */
+    echoSecretsInErrors?: boolean;
   };
 };
 
@@ -281,7 +283,10 @@ export async function startSnapTradeSim(options: { scenario?: SnapTradeScenario;
     const u = users.get(q.get('userId') ?? '');
     if (f.revokeFrom !== undefined && n >= f.revokeFrom) revoked = true;
     if (revoked) for (const user of users.values()) for (const c of user.connections) c.disabled = true;
-    if (!u || !sameText(u.userSecret, q.get('userSecret') ?? '') || revoked) return withRate(fail(401, '1083', 'Invalid userID or userSecret provided'));
+    if (!u || !sameText(u.userSecret, q.get('userSecret') ?? '') || revoked) {
+      const echo = f.echoSecretsInErrors ? ` (got ${q.get('userSecret')}, consumer key ${scenario.partner.consumerKey})` : '';
+      return withRate(fail(401, '1083', `Invalid userID or userSecret provided${echo}`));
+    }
     return withRate(userRoutes(u, method, path, q, body));
   };
 
