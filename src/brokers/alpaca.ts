@@ -311,3 +311,26 @@ function describeAlpacaError(body: JsonValue | null): { message?: string; code?:
     ...(isStr(b.code) ? { code: b.code } : {}),
   };
 }
+
+export type CredentialCheck =
+  | { ok: true; account: { id: string; status: string; currency: string } }
+  | { ok: false; reason: 'invalid_credentials'; param: 'api_key_id'; message: string }
+  | { ok: false; reason: 'provider_error'; message: string };
+
+/**
+ * Checks a key pair by reading the account before anything is stored: a refusal by Alpaca is
+ * `invalid_credentials` (the route's 400 naming the field), anything else (unreachable, 5xx,
+ * timeout, rate limited, a malformed answer) is `provider_error` (502). The account returned
+ * holds no account number.
+ */
+export async function checkAlpacaCredentials(options: AlpacaClientOptions): Promise<CredentialCheck> {
+  const r = await new AlpacaClient(options).account();
+  if (r.ok) return { ok: true, account: { id: r.value.id, status: r.value.status, currency: r.value.currency } };
+  if (r.error.kind !== 'auth') return { ok: false, reason: 'provider_error', message: r.error.message };
+  const prefix = options.credentials.keyId.slice(0, 2);
+  const hint =
+    options.baseUrl === undefined && ((prefix === 'PK' && options.environment === 'live') || (prefix === 'AK' && options.environment === 'paper'))
+      ? ` (key ids starting ${prefix} are usually ${prefix === 'PK' ? 'paper' : 'live'} keys; environment is ${options.environment})`
+      : '';
+  return { ok: false, reason: 'invalid_credentials', param: 'api_key_id', message: `Alpaca refused this key id and secret for the ${options.environment} environment${hint}` };
+}

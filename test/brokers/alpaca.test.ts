@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { AlpacaClient, alpacaTimestamp, type AlpacaFillActivity, type AlpacaOrder } from '../../src/brokers/alpaca.ts';
+import { readFileSync } from 'node:fs';
+import { AlpacaClient, alpacaTimestamp, checkAlpacaCredentials, type AlpacaFillActivity, type AlpacaOrder } from '../../src/brokers/alpaca.ts';
 import type { BrokerError, HttpPolicy, Result } from '../../src/brokers/http.ts';
 import { dayOfFills, startAlpacaSim, type AlpacaScenario, type AlpacaSim } from '../sim/alpaca.ts';
 
@@ -98,6 +99,36 @@ describe('Alpaca client: account and credentials', () => {
     assert.equal(new AlpacaClient({ credentials: creds, environment: 'paper' }).baseUrl, 'https://paper-api.alpaca.markets');
     assert.equal(new AlpacaClient({ credentials: creds, environment: 'live' }).baseUrl, 'https://api.alpaca.markets');
     assert.equal(new AlpacaClient({ credentials: creds, environment: 'live', baseUrl: 'http://127.0.0.1:9/' }).baseUrl, 'http://127.0.0.1:9');
+  });
+});
+
+describe('Alpaca credential check (POST /v1/brokers/alpaca)', () => {
+  it('valid keys answer the account without its number', async () => {
+    const s = await sim();
+    const k = s.scenario.keys[0]!;
+    const r = await checkAlpacaCredentials({ credentials: k, environment: 'paper', baseUrl: s.url });
+    assert.deepEqual(r, { ok: true, account: { id: s.scenario.account.id, status: 'ACTIVE', currency: 'USD' } });
+  });
+  it('a refusal is invalid_credentials naming api_key_id; an outage is provider_error', async () => {
+    const s = await sim();
+    const r = await checkAlpacaCredentials({ credentials: { keyId: 'PKNOPE', secretKey: 'nope-nope-nope' }, environment: 'paper', baseUrl: s.url });
+    assert.ok(!r.ok && r.reason === 'invalid_credentials' && r.param === 'api_key_id');
+    const down = await sim({ faults: { outage: { from: 1, count: 99, status: 500 } } });
+    const d = await checkAlpacaCredentials({ credentials: down.scenario.keys[0]!, environment: 'paper', baseUrl: down.url, http: { sleep: async () => {} } });
+    assert.ok(!d.ok && d.reason === 'provider_error');
+    const gone = await checkAlpacaCredentials({ credentials: down.scenario.keys[0]!, environment: 'paper', baseUrl: 'http://127.0.0.1:1', http: { sleep: async () => {} } });
+    assert.ok(!gone.ok && gone.reason === 'provider_error');
+  });
+});
+
+describe('Alpaca client: read-only by construction', () => {
+  it('has no method that could write', () => {
+    assert.deepEqual(Object.getOwnPropertyNames(AlpacaClient.prototype).sort(), ['account', 'constructor', 'fills', 'order', 'orders', 'positions']);
+  });
+  it('its source names no method but GET', () => {
+    const src = readFileSync(new URL('../../src/brokers/alpaca.ts', import.meta.url), 'utf8');
+    assert.equal(src.match(/method: '([A-Z]+)'/g)?.join(), "method: 'GET'");
+    assert.doesNotMatch(src, /'(POST|PUT|PATCH|DELETE)'/);
   });
 });
 

@@ -1,5 +1,6 @@
 // The execution content document: members, canon_v1 bytes and hash, validation.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { executionContent, executionHash } from '../../src/brokers/execution.ts';
 import type { BrokerFill } from '../../src/brokers/normalise.ts';
@@ -36,6 +37,8 @@ describe('executionContent', () => {
     assert.equal(h.canonical, expected);
     assert.equal(h.contentHash, sha256Hex(expected));
     assert.equal(h.contentHash, contentHash(r.document));
+    const doc = readFileSync(new URL('../../docs/executions.md', import.meta.url), 'utf8');
+    assert.ok(doc.split('\n').includes(expected), 'docs/executions.md shows these exact bytes');
   });
 
   it('the link is hashed: another link is another hash', () => {
