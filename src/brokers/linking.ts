@@ -139,3 +139,29 @@ export function decideLink(input: {
 export function isVerifiedLink(link: Link | null): boolean {
   return link !== null && link.method === 'link_token';
 }
+
+/**
+ * Links a batch of fills in order (oldest first), as a sync does: each link made here counts for
+ * the next fills, so a decision inferred for one order is not inferred again for another.
+ * `candidates` are not modified.
+ */
+export function linkFills(input: {
+  agent: string;
+  fills: readonly BrokerFill[];
+  decisionByToken: (token: string) => LinkableDecision | null;
+  candidates: readonly LinkableDecision[];
+}): (Link | null)[] {
+  const linked = new Map<string, string[]>();
+  for (const d of input.candidates) linked.set(d.id, [...(d.linkedOrderKeys ?? [])]);
+  const candidates = input.candidates.map((d) => ({ ...d, linkedOrderKeys: linked.get(d.id) as string[] }));
+  return input.fills.map((fill) => {
+    const token = linkTokenOf(fill);
+    const link = decideLink({ agent: input.agent, fill, tokenDecision: token === null ? null : input.decisionByToken(token), candidates });
+    if (link !== null) {
+      const keys = linked.get(link.decision_id);
+      const key = orderKey(fill);
+      if (keys && !keys.includes(key)) keys.push(key);
+    }
+    return link;
+  });
+}

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  INFERRED_WINDOW_WEEKDAYS, decideLink, inferredWindowEnd, isVerifiedLink, linkTokenOf, orderKey, parseLinkToken, recordedBefore, sameSymbol,
+  INFERRED_WINDOW_WEEKDAYS, decideLink, linkFills, inferredWindowEnd, isVerifiedLink, linkTokenOf, orderKey, parseLinkToken, recordedBefore, sameSymbol,
   type LinkableDecision,
 } from '../../src/brokers/linking.ts';
 import type { BrokerFill } from '../../src/brokers/normalise.ts';
@@ -135,5 +135,25 @@ describe('inferred links', () => {
   });
   it('an unreadable time links nothing', () => {
     assert.equal(decideLink({ agent: 'agt_A', fill: fill({ filledAt: 'yesterday' }), tokenDecision: decision(), candidates: [decision()] }), null);
+  });
+});
+
+describe('linkFills (a batch, as a sync links it)', () => {
+  it('a decision inferred for one order is not inferred for the next; its partials share it; inputs untouched', () => {
+    const d = decision();
+    const candidates = [d];
+    const a1 = fill({ brokerFillId: 'f1', lineage: [{ orderId: 'A', clientOrderId: null }] });
+    const a2 = fill({ brokerFillId: 'f2', lineage: [{ orderId: 'A', clientOrderId: null }], filledAt: '2026-03-13T14:32:00Z' });
+    const b1 = fill({ brokerFillId: 'f3', lineage: [{ orderId: 'B', clientOrderId: null }], filledAt: '2026-03-13T14:33:00Z' });
+    const links = linkFills({ agent: 'agt_A', fills: [a1, a2, b1], decisionByToken: () => null, candidates });
+    assert.deepEqual(links.map((l) => l?.decision_id ?? null), [d.id, d.id, null]);
+    assert.equal(candidates[0]!.linkedOrderKeys, undefined);
+  });
+  it('a link_token link also takes the decision out of inference for other orders', () => {
+    const d = decision();
+    const tokenFill = fill({ clientOrderId: TOKEN, lineage: [{ orderId: 'T', clientOrderId: TOKEN }] });
+    const other = fill({ brokerFillId: 'f9', lineage: [{ orderId: 'U', clientOrderId: null }], filledAt: '2026-03-13T14:40:00Z' });
+    const links = linkFills({ agent: 'agt_A', fills: [tokenFill, other], decisionByToken: (t) => (t === TOKEN ? d : null), candidates: [d] });
+    assert.deepEqual(links, [{ method: 'link_token', decision_id: d.id }, null]);
   });
 });
