@@ -323,3 +323,24 @@ describe('Alpaca client: transport limits', () => {
     assert.equal(hits, 0);
   });
 });
+
+describe('Alpaca simulator: named scenarios', () => {
+  it('every named scenario starts and answers the account (or refuses as scripted)', async () => {
+    const { ALPACA_SCENARIOS } = await import('../sim/alpaca.ts');
+    for (const [name, make] of Object.entries(ALPACA_SCENARIOS)) {
+      if (name === 'year') continue; // built in the bench; 50,000 fills
+      const s = await startAlpacaSim({ scenario: make() });
+      sims.push(s);
+      const r = await client(s).account();
+      assert.ok(r.ok || ['outage', 'rate-limit-storm'].includes(name), name);
+    }
+  });
+  it('a year of fills pages through once each (5,000-fill sample of the generator)', async () => {
+    const { yearOfFills } = await import('../sim/alpaca.ts');
+    const s = await startAlpacaSim({ scenario: yearOfFills(5000) });
+    sims.push(s);
+    const { rows, error } = await collect(client(s).fills(), (p) => p.fills);
+    assert.equal(error, null);
+    assert.equal(new Set(rows.map((f) => f.id)).size, 5000);
+  });
+});

@@ -186,6 +186,38 @@ export function dayOfFills(overrides: Partial<AlpacaScenario> = {}): AlpacaScena
   };
 }
 
+/**
+ * An active account's year: `count` fills (default 50,000) over about 250 trading days, each order
+ * filled in one to four partials, every tenth order carrying a link token (simLinkToken(order n)).
+ */
+export function yearOfFills(count = 50_000, overrides: Partial<AlpacaScenario> = {}): AlpacaScenario {
+  const b: Builder = { orders: [], fills: [], n: 0 };
+  const symbols = ['AAPL', 'MSFT', 'SPY', 'QQQ', 'NVDA', 'TSLA', 'AMZN', 'META'];
+  const start = Date.parse('2025-03-03T14:30:00Z');
+  const perDay = Math.max(1, Math.ceil(count / 250));
+  for (let orderNo = 0; b.fills.length < count; orderNo++) {
+    const dayNo = Math.floor(b.fills.length / perDay);
+    const at = start + Math.floor((dayNo * 7) / 5) * 86_400_000 + (b.fills.length % perDay) * Math.floor(23_400_000 / perDay);
+    const parts = Math.min(1 + (orderNo % 4), count - b.fills.length);
+    const o = addOrder(b, {
+      symbol: symbols[orderNo % symbols.length] as string, side: orderNo % 3 ? 'buy' : 'sell', qty: String(parts),
+      ...(orderNo % 10 === 0 ? { client_order_id: simLinkToken(orderNo) } : {}),
+    }, at - 1000);
+    addFills(b, o, Array.from({ length: parts }, (_, i) => ({ qty: '1', price: `${100 + (orderNo % 50)}.${i}5`, atMs: at + i * 7 })));
+  }
+  return { ...dayOfFills(), name: 'year', orders: b.orders, fills: b.fills, rateLimitPerMinute: 1_000_000, ...overrides };
+}
+
+/** Named scenarios, for `ledger sim alpaca --scenario NAME` and demos. */
+export const ALPACA_SCENARIOS: Record<string, () => AlpacaScenario> = {
+  day: () => dayOfFills(),
+  'equal-timestamps': () => dayOfFills({ name: 'equal-timestamps', quirks: { prefixPaging: true } }),
+  'rate-limit-storm': () => dayOfFills({ name: 'rate-limit-storm', faults: { rateLimitStorm: { from: 2, count: 5, retryAfterS: 1 } } }),
+  outage: () => dayOfFills({ name: 'outage', faults: { outage: { from: 2, count: 6, status: 503 } } }),
+  'loses-authorisation': () => dayOfFills({ name: 'loses-authorisation', faults: { revokeFrom: 4 } }),
+  year: () => yearOfFills(),
+};
+
 // ---------------------------------------------------------------------------------------------
 // Server
 
@@ -193,11 +225,45 @@ const TERMINAL = new Set(['filled', 'canceled', 'expired', 'replaced', 'rejected
 const ORDER_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const ACTIVITY_TIME = /^(\d{4}-\d{2}-\d{2}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))$/;
 
+type SimIndex = {
+  orders: number;
+  fills: number;
+  orderById: Map<string, SimOrder>;
+  fillsByOrder: Map<string, SimFill[]>;
+  legsByParent: Map<string, SimOrder[]>;
+  fillsById: SimFill[];
+};
+const indexes = new WeakMap<AlpacaScenario, SimIndex>();
+
+/** Lookups over the scenario, rebuilt when orders or fills are added (tests may append). */
+function indexOf(sc: AlpacaScenario): SimIndex {
+  const cached = indexes.get(sc);
+  if (cached && cached.orders === sc.orders.length && cached.fills === sc.fills.length) return cached;
+  const group = <T>(rows: T[], key: (r: T) => string | null): Map<string, T[]> => {
+    const m = new Map<string, T[]>();
+    for (const r of rows) {
+      const k = key(r);
+      if (k !== null) m.set(k, [...(m.get(k) ?? []), r]);
+    }
+    return m;
+  };
+  const index: SimIndex = {
+    orders: sc.orders.length,
+    fills: sc.fills.length,
+    orderById: new Map(sc.orders.map((o) => [o.id, o])),
+    fillsByOrder: group(sc.fills, (f) => f.order_id),
+    legsByParent: group(sc.orders, (o) => o.parent),
+    fillsById: [...sc.fills].sort((a, b) => (a.id < b.id ? -1 : 1)),
+  };
+  indexes.set(sc, index);
+  return index;
+}
+
 function orderView(sc: AlpacaScenario, o: SimOrder, nested: boolean): Record<string, unknown> {
-  const fills = sc.fills.filter((f) => f.order_id === o.id);
+  const fills = indexOf(sc).fillsByOrder.get(o.id) ?? [];
   const filled = fills.reduce((s, f) => s + Number(f.qty), 0);
   const avg = filled === 0 ? null : (fills.reduce((s, f) => s + Number(f.qty) * Number(f.price), 0) / filled).toFixed(4).replace(/\.?0+$/, '');
-  const legs = sc.orders.filter((l) => l.parent === o.id);
+  const legs = indexOf(sc).legsByParent.get(o.id) ?? [];
   return {
     id: o.id, client_order_id: o.client_order_id, created_at: o.submitted_at, updated_at: o.submitted_at, submitted_at: o.submitted_at,
     filled_at: o.status === 'filled' ? (fills[fills.length - 1]?.transaction_time ?? null) : null,
@@ -211,7 +277,7 @@ function orderView(sc: AlpacaScenario, o: SimOrder, nested: boolean): Record<str
 }
 
 function fillView(sc: AlpacaScenario, f: SimFill): Record<string, unknown> {
-  const o = sc.orders.find((x) => x.id === f.order_id) as SimOrder;
+  const o = indexOf(sc).orderById.get(f.order_id) as SimOrder;
   return {
     id: f.id, activity_type: 'FILL', transaction_time: f.transaction_time, type: f.type, price: f.price, qty: f.qty, side: o.side,
     symbol: o.symbol, leaves_qty: f.leaves_qty, cum_qty: f.cum_qty, order_id: f.order_id, order_status: f.type === 'fill' ? 'filled' : 'partially_filled',
@@ -221,7 +287,7 @@ function fillView(sc: AlpacaScenario, f: SimFill): Record<string, unknown> {
 function positionsView(sc: AlpacaScenario): Record<string, unknown>[] {
   const net = new Map<string, number>();
   for (const f of sc.fills) {
-    const o = sc.orders.find((x) => x.id === f.order_id) as SimOrder;
+    const o = indexOf(sc).orderById.get(f.order_id) as SimOrder;
     net.set(o.symbol, (net.get(o.symbol) ?? 0) + (o.side === 'buy' ? 1 : -1) * Number(f.qty));
   }
   return [...net].filter(([, q]) => q !== 0).map(([symbol, q]) => ({
@@ -258,7 +324,7 @@ function listOrders(sc: AlpacaScenario, q: URLSearchParams): Answer {
   rows.sort((a, b) => (key(a) < key(b) ? -1 : 1));
   const afterId = q.get('after_order_id');
   const beforeId = q.get('before_order_id');
-  const anchorOf = (id: string): SimOrder | undefined => sc.orders.find((o) => o.id === id);
+  const anchorOf = (id: string): SimOrder | undefined => indexOf(sc).orderById.get(id);
   if (afterId !== null) {
     const a = anchorOf(afterId);
     if (!a) return err(422, 40010001, 'after_order_id not found');
@@ -284,7 +350,7 @@ function listFills(sc: AlpacaScenario, q: URLSearchParams): Answer {
   const pageSize = pageSizeText === null ? (date !== null ? Infinity : 100) : Number(pageSizeText);
   if (!(pageSize >= 1) || (date === null && pageSize > 100)) return err(422, 40010001, 'page_size must be between 1 and 100');
   const asc = q.get('direction') === 'asc';
-  let rows = [...sc.fills].sort((a, b) => (a.id < b.id ? -1 : 1));
+  let rows = indexOf(sc).fillsById;
   if (date !== null) rows = rows.filter((f) => nyPrefix(f.transaction_time).startsWith(date.slice(0, 10).replace(/-/g, '')));
   const after = q.get('after');
   const until = q.get('until');
@@ -295,7 +361,7 @@ function listFills(sc: AlpacaScenario, q: URLSearchParams): Answer {
     const cut = (id: string): string => (sc.quirks.prefixPaging ? id.slice(0, 17) : id);
     rows = rows.filter((f) => (asc ? cut(f.id) > cut(token) : cut(f.id) < cut(token)));
   }
-  if (!asc) rows.reverse();
+  if (!asc) rows = [...rows].reverse();
   return { status: 200, body: rows.slice(0, pageSize).map((f) => fillView(sc, f)) };
 }
 
@@ -315,7 +381,7 @@ function route(sc: AlpacaScenario, path: string, q: URLSearchParams): Answer {
   }
   const m = /^\/v2\/orders\/([^/]+)$/.exec(path);
   if (m) {
-    const o = sc.orders.find((x) => x.id === decodeURIComponent(m[1] as string));
+    const o = indexOf(sc).orderById.get(decodeURIComponent(m[1] as string));
     return o ? { status: 200, body: orderView(sc, o, q.get('nested') === 'true') } : err(404, 40410000, 'order not found');
   }
   return err(404, 40410000, 'endpoint not found');

@@ -132,6 +132,15 @@ export function snapTradeBulk(count: number, overrides: Partial<SnapTradeScenari
   return snapTradeDay({ accounts: [{ number: '5XX-00000001', institution: 'Robinhood', activities: rows, ordersSupported: true }], ...overrides });
 }
 
+/** Named scenarios, for `ledger sim snaptrade --scenario NAME` and demos. */
+export const SNAPTRADE_SCENARIOS: Record<string, () => SnapTradeScenario> = {
+  day: () => snapTradeDay(),
+  'rate-limit-storm': () => snapTradeDay({ name: 'rate-limit-storm', faults: { rateLimitStorm: { from: 3, count: 4, availableInS: 1 } } }),
+  outage: () => snapTradeDay({ name: 'outage', faults: { outage: { from: 3, count: 6, status: 503 } } }),
+  'loses-authorisation': () => snapTradeDay({ name: 'loses-authorisation', faults: { revokeFrom: 6 } }),
+  bulk: () => snapTradeBulk(5000, { name: 'bulk' }),
+};
+
 // ---------------------------------------------------------------------------------------------
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
