@@ -199,13 +199,16 @@ async function attemptOnce(req: JsonRequest, policy: HttpPolicy): Promise<Attemp
 }
 
 /**
- * Sends one JSON request, retrying 425/429/5xx and network failures up to the policy's attempts.
- * Only the methods the caller may send reach here; the caller owns that rule.
+ * Sends one JSON request, retrying 425/429/5xx and network failures up to the policy's attempts
+ * (a POST: 429 only). Only the methods the caller may send reach here; the caller owns that rule.
  */
 export async function requestJson(req: JsonRequest, policy: HttpPolicy): Promise<Result<JsonResponse>> {
   for (let attempt = 1; ; attempt++) {
     const a = await attemptOnce(req, policy);
     if (a.done) return a.result;
+    // A POST (SnapTrade's registerUser, login) may have been carried out even when its answer was
+    // lost or a 5xx: only a 429, refused before any work, is safe to send again.
+    if (req.method !== 'GET' && a.error.status !== 429) return { ok: false, error: a.error };
     if (a.waitMs !== null && a.waitMs > policy.retry.maxRetryAfterMs) {
       return { ok: false, error: { ...a.error, message: `${a.error.message} (asked to wait ${a.waitMs} ms; not waiting)` } };
     }

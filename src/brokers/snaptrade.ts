@@ -281,3 +281,19 @@ export class SnapTradeClient {
     }
   }
 }
+
+/** Days re-read before the last synced date: SnapTrade's activities are daily and can arrive late. */
+export const TRAILING_WINDOW_DAYS = 7;
+
+/**
+ * The dates a sync reads activities for: from TRAILING_WINDOW_DAYS before the last synced date (all
+ * history on the first sync) to today, whole dates, so fingerprints count identical fills of a day
+ * over the whole day (see normalise.ts `fillKeys`).
+ */
+export function activityWindow(input: { lastSyncedDate: string | null; today: string }): { startDate?: string; endDate: string } {
+  if (input.lastSyncedDate === null) return { endDate: input.today };
+  const start = new Date(`${input.lastSyncedDate}T00:00:00Z`);
+  if (!Number.isFinite(start.getTime())) return { endDate: input.today };
+  start.setUTCDate(start.getUTCDate() - TRAILING_WINDOW_DAYS);
+  return { startDate: start.toISOString().slice(0, 10), endDate: input.today };
+}

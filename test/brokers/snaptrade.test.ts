@@ -222,3 +222,24 @@ describe('SnapTrade client: errors', () => {
     assert.ok(!auths.ok);
   });
 });
+
+describe('SnapTrade client: account-management POSTs are not blindly retried', () => {
+  it('registerUser is sent once on a 5xx (the user may exist now), but again after a 429', async () => {
+    const down = await sim(snapTradeDay({ faults: { outage: { from: 1, count: 1, status: 500 } } }));
+    const r = await client(down).registerUser('agt_once');
+    assert.ok(!r.ok && r.error.kind === 'provider');
+    assert.equal(down.requests.length, 1);
+    const busy = await sim(snapTradeDay({ faults: { rateLimitStorm: { from: 1, count: 1, availableInS: 1 } } }));
+    assert.ok((await client(busy).registerUser('agt_twice')).ok);
+    assert.equal(busy.requests.length, 2);
+  });
+});
+
+describe('activityWindow', () => {
+  it('re-reads a trailing week, whole dates; everything on the first sync', async () => {
+    const { activityWindow } = await import('../../src/brokers/snaptrade.ts');
+    assert.deepEqual(activityWindow({ lastSyncedDate: null, today: '2026-03-13' }), { endDate: '2026-03-13' });
+    assert.deepEqual(activityWindow({ lastSyncedDate: '2026-03-03', today: '2026-03-13' }), { startDate: '2026-02-24', endDate: '2026-03-13' });
+    assert.deepEqual(activityWindow({ lastSyncedDate: 'garbage', today: '2026-03-13' }), { endDate: '2026-03-13' });
+  });
+});
