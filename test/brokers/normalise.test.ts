@@ -17,7 +17,12 @@ after(async () => {
   await snap?.close();
 });
 
-async function alpacaData(pageSize = 10): Promise<{ orders: AlpacaOrder[]; activities: AlpacaFillActivity[]; accountId: string }> {
+type AlpacaData = { orders: AlpacaOrder[]; activities: AlpacaFillActivity[]; accountId: string };
+let cached: AlpacaData | undefined;
+
+/** Read once through the client (10-row pages, the millisecond paging quirk on) and shared. */
+async function alpacaData(pageSize = 10): Promise<AlpacaData> {
+  if (cached) return cached;
   alpaca ??= await startAlpacaSim({ scenario: dayOfFills({ quirks: { prefixPaging: true } }) });
   const k = alpaca.scenario.keys[0]!;
   const c = new AlpacaClient({ credentials: { keyId: k.keyId, secretKey: k.secretKey }, environment: 'paper', baseUrl: alpaca.url });
@@ -31,7 +36,8 @@ async function alpacaData(pageSize = 10): Promise<{ orders: AlpacaOrder[]; activ
     assert.ok(p.ok);
     activities.push(...p.value.fills);
   }
-  return { orders, activities, accountId: alpaca.scenario.account.id };
+  cached = { orders, activities, accountId: alpaca.scenario.account.id };
+  return cached;
 }
 
 describe('exact decimals', () => {
