@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `ledger` command: the compiled code in dist/ (built by `npm run build`, which `npm ci` and
-// `npm start` run). In a checkout, a dist/ older than any .ts file in src/ would run other code than
-// the code you read, so the command stops with one line saying to build; it never builds itself.
+// `npm start` run). In a checkout, a dist/ older than any source file in src/ would run other
+// code than the code you read, so the command stops with one line saying to build; it never
+// builds itself.
 import { readdirSync, statSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
@@ -21,7 +22,7 @@ function newestSource() {
   } catch {
     return -Infinity; // an installed package: dist/ only
   }
-  const sources = files.filter((file) => file.endsWith('.ts'));
+  const sources = files.filter((file) => /\.(ts|js)$/.test(file));
   return Math.max(...sources.map((file) => statSync(new URL(`src/${file}`, root)).mtimeMs));
 }
 
