@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Request } from 'autocannon';
 import { canonicalJson } from '../src/core/canon.ts';
 import { sha256Hex } from '../src/core/sha256.ts';
-import { readLines } from '../src/cli/verify-sources.ts';
+import { readLines } from '../src/verify/sources.ts';
 import { openStore } from '../src/store/open.ts';
 import { benchPath, fixed, integerFlag, load, markdownTable, progress, startChild, suiteFlags, type ChildServer, type Figures } from './harness.ts';
 import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';

@@ -7,7 +7,7 @@
 // until it is up, and for good if it fails, checks run here too: slower, never skipped.
 import type { Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../runtime/worker.ts';
-import { verifyRaw } from './ed25519.ts';
+import { verifyRaw } from '../core/ed25519.ts';
 import { packable, packJobs, type VerifyJob } from './verify-batch.ts';
 import type { VerifyAnswer } from './verifier-worker.ts';
 

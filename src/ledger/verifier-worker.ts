@@ -6,7 +6,7 @@
 // left alone there.
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { verifyRaw } from './ed25519.ts';
+import { verifyRaw } from '../core/ed25519.ts';
 import { unpackJobs } from './verify-batch.ts';
 
 export type VerifyBatch = { first: number; bytes: Uint8Array };

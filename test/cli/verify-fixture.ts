@@ -45,8 +45,8 @@ export async function buildFixture(databaseUrl = 'sqlite::memory:', env: Record<
 }
 
 /** Runs the verifier, collecting what it prints. */
-export async function verify(source: string, options: Parameters<typeof import('../../src/cli/verify.ts').runVerify>[1] = {}) {
-  const { runVerify } = await import('../../src/cli/verify.ts');
+export async function verify(source: string, options: Parameters<typeof import('../../src/verify/run.ts').runVerify>[1] = {}) {
+  const { runVerify } = await import('../../src/verify/run.ts');
   const lines: string[] = [];
   const code = await runVerify(source, { workers: 0, ...options }, (l) => lines.push(l));
   return { code, out: lines.join('\n') };

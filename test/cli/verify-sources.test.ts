@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lineBlocks, readLines, splitFirstLine } from '../../src/cli/verify-sources.ts';
+import { lineBlocks, readLines, splitFirstLine } from '../../src/verify/sources.ts';
 
 async function* pieces(text: string, size: number): AsyncGenerator<Uint8Array> {
   const bytes = Buffer.from(text, 'utf8');

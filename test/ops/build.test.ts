@@ -69,7 +69,7 @@ test('the compiled checkpointer runs a checkpoint on its worker', async () => {
 });
 
 test('the compiled `ledger verify` pool runs chunks on its workers', async () => {
-  const { workerPool } = await compiled<typeof import('../../src/cli/verify-pool.ts')>('cli/verify-pool.js');
+  const { workerPool } = await compiled<typeof import('../../src/verify/pool.ts')>('verify/pool.js');
   const pool = workerPool(1);
   try {
     const result = await pool.run({ agent: 'nobody', keys: [], records: [], pins: [], requireContent: true });

@@ -8,7 +8,7 @@ import * as ed from '@noble/ed25519';
 import fc from 'fast-check';
 import { decisionPayload, normaliseDecimal as callerNormalise } from '../../examples/canon-payload.mjs';
 import { canonicalJson, decisionContent, normaliseDecimal, readJson, type JsonValue } from '../../src/core/index.ts';
-import { verifyEd25519 } from '../../src/ledger/ed25519.ts';
+import { verifyEd25519 } from '../../src/core/ed25519.ts';
 import { forEachStore } from '../support/stores.ts';
 import { idempotencyKey, testApp } from '../support/app.ts';
 import { call, keypairFromSeed, registerKey, sign } from './helpers.ts';

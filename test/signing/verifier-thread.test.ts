@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { verifyRaw } from '../../src/ledger/ed25519.ts';
+import { verifyRaw } from '../../src/core/ed25519.ts';
 import { VerifierThread, warnWhenLate, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
 import { packJobs, unpackJobs } from '../../src/ledger/verify-batch.ts';
 import { newKeypair, sign } from './helpers.ts';

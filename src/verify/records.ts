@@ -3,14 +3,13 @@
 // run the core's verifyChain over a chunk of them, and add the checks only a published form
 // needs: the entry has exactly canon_v1's members, the content text is the exact hashed bytes,
 // and a convenience `document` says the same as the content.
-// Pure apart from node:crypto (Ed25519); runs in the main thread or in a verify worker. Of the
-// server it imports only src/ledger/ed25519.ts, the Ed25519 check the record path uses too,
-// which needs nothing but node:crypto and src/core; never src/api, src/store or the rest of src/ledger.
+// Pure apart from the core's Ed25519 check (the one the record path uses too); runs in the main
+// thread or in a verify worker. Of the project it imports only src/core.
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { CANON, type RecordType, type SignatureEnvelope } from '../core/chain.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import { verifyChain, type Check, type ChainRecord, type KeyInfo } from '../core/verify.ts';
-import { verifyEd25519 } from '../ledger/ed25519.ts';
+import { verifyEd25519 } from '../core/ed25519.ts';
 
 /** The verifier's checks, in report order: the core's, then the published form's. */
 export const CHECKS = [

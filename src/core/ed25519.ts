@@ -1,4 +1,5 @@
-// Ed25519 signature checks through node:crypto over raw keys, the form the API and exports use:
+// Ed25519 signature checks through node:crypto over raw keys (the core's second platform seam
+// beside sha256.ts; a browser build swaps it for WebCrypto or @noble/ed25519), the form the API and exports use:
 // a 32-byte public key and a 64-byte signature. Shared by the record path (on the event loop
 // or on the verifier thread) and `ledger verify`.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';

@@ -1,8 +1,8 @@
-// Runs verifyChunk on worker threads (verify-worker.ts), results in submission order.
+// Runs verifyChunk on worker threads (worker.ts), results in submission order.
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../runtime/worker.ts';
-import { verifyChunk, type ChunkInput, type ChunkResult } from './verify-records.ts';
+import { verifyChunk, type ChunkInput, type ChunkResult } from './records.ts';
 
 export type ChunkRunner = {
   run(input: ChunkInput): Promise<ChunkResult>;
@@ -20,7 +20,7 @@ export function defaultWorkerCount(): number {
 }
 
 export function workerPool(size: number): ChunkRunner {
-  const entry = siblingModule('verify-worker', import.meta.url);
+  const entry = siblingModule('worker', import.meta.url);
   const pending = new Map<number, { resolve: (r: ChunkResult) => void; reject: (e: unknown) => void }>();
   const workers: Worker[] = [];
   for (let i = 0; i < size; i++) {

@@ -1,8 +1,0 @@
-// A verify worker: verifies chunks of records (verify-records.ts) off the main thread, so an
-// export of a million records uses every core. Started by verify-pool.ts.
-import { parentPort } from 'node:worker_threads';
-import { verifyChunk, type ChunkInput } from './verify-records.ts';
-
-parentPort!.on('message', (message: { id: number; input: ChunkInput }) => {
-  parentPort!.postMessage({ id: message.id, result: verifyChunk(message.input) });
-});

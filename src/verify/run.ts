@@ -1,0 +1,290 @@
+// The offline verifier, a wing of its own that trusts only its input: `ledger verify` (cli/verify.ts)
+// is its command line. Takes an export (file or URL), a chain URL (its
+// pages followed) or a proof bundle (file or URL), checks everything canon_v1 §5 can check from
+// it with the shared core, prints each check and a verdict, and exits 0 only when every check
+// passes (1 when one fails, 2 when the input cannot be verified at all). It never talks to the
+// service's database: the input is all it trusts, besides canon_v1.
+import { GENESIS_PREV_HASH } from '../core/chain.ts';
+import type { KeyInfo } from '../core/verify.ts';
+import { defaultWorkerCount, inlineRunner, workerPool, type ChunkRunner } from './pool.ts';
+import {
+  CHECKS, MAX_LISTED, emptyTallies, joinEdge, verifyChunk, type CheckName, type ChunkInput, type ChunkResult, type Edge, type Failure, type Tally,
+} from './records.ts';
+import { openSource, UnusableInput, type ChainPage, type PublishedHead, type PublishedKey, type Source } from './sources.ts';
+
+export type VerifyOptions = {
+  /** `<seq>:<chain_hash>` heads pinned earlier, each of which must still be in the chain. */
+  pins?: string[];
+  /** Worker threads; 0 verifies in the main thread. Default: one per core, up to 4. */
+  workers?: number;
+  fetcher?: typeof fetch;
+};
+
+/** Records per chunk of a chain page handed to a worker (exports come in blocks of as many). */
+const CHUNK = 2000;
+/** Chunks queued per worker before reading pauses (keeps memory flat). */
+const QUEUE_PER_WORKER = 3;
+
+type Pin = { seq: number; chainHash: string };
+
+/** What a walk over records found. */
+class Walk {
+  tallies = emptyTallies();
+  failures: Failure[] = [];
+  failureCount = 0;
+  records = 0;
+  last: Edge | null;
+  pinned = new Map<number, string>();
+  extra: { name: string; ok: boolean | null; summary: string; failures: Failure[] }[] = [];
+
+  constructor(anchor: Edge | null) {
+    this.last = anchor;
+  }
+
+  private addFailure(f: Failure): void {
+    this.failureCount++;
+    if (this.failures.length < MAX_LISTED) this.failures.push(f);
+  }
+
+  add(result: ChunkResult): void {
+    if (result.first) {
+      for (const f of joinEdge(this.last, result.first)) {
+        this.tallies[f.name as CheckName].failed++;
+        this.addFailure(f);
+      }
+    }
+    for (const [name, t] of Object.entries(result.tallies) as [CheckName, Tally][]) {
+      const mine = this.tallies[name];
+      mine.checked += t.checked;
+      mine.failed += t.failed;
+      mine.skipped += t.skipped;
+    }
+    for (const f of result.failures) this.addFailure(f);
+    this.failureCount += result.failureCount - result.failures.length;
+    this.records += result.records;
+    if (result.last) this.last = result.last;
+    for (const [seq, hash] of Object.entries(result.pinned)) this.pinned.set(Number(seq), hash);
+  }
+
+  check(name: string, ok: boolean | null, summary: string, failures: Failure[] = []): void {
+    this.extra.push({ name, ok, summary, failures });
+  }
+
+  get ok(): boolean {
+    return this.failureCount === 0 && Object.values(this.tallies).every((t) => t.failed === 0) && this.extra.every((c) => c.ok !== false);
+  }
+}
+
+export function parsePins(pins: string[]): Pin[] {
+  return pins.map((p) => {
+    const m = /^([1-9][0-9]*):([0-9a-f]{64})$/.exec(p);
+    if (!m) throw new UnusableInput(`--pin must be <seq>:<chain_hash> (64 lower-case hex), got ${JSON.stringify(p)}`);
+    return { seq: Number(m[1]), chainHash: m[2]! };
+  });
+}
+
+const toKeyInfo = (keys: PublishedKey[]): KeyInfo[] => keys.map((k) => ({ id: k.id, public_key: k.public_key, revoked_at: k.revoked_at }));
+
+const GENESIS: Edge = { seq: 0, id: '', prev_hash: '', chain_hash: GENESIS_PREV_HASH, recorded_at: '' };
+
+/** Feeds chunks to the runner, keeping a bounded queue, folding results in order. */
+async function walkChunks(
+  walk: Walk,
+  chunks: AsyncIterable<{ records?: unknown[]; bytes?: Uint8Array; firstLine?: number }>,
+  base: Omit<ChunkInput, 'records' | 'bytes' | 'firstLine'>,
+  runner: () => ChunkRunner,
+  queueLimit: number,
+): Promise<void> {
+  const queue: Promise<ChunkResult>[] = [];
+  for await (const chunk of chunks) {
+    queue.push(runner().run({ ...base, ...chunk }));
+    while (queue.length >= queueLimit) walk.add(await queue.shift()!);
+  }
+  while (queue.length > 0) walk.add(await queue.shift()!);
+}
+
+function headCheck(walk: Walk, head: PublishedHead, what: string): void {
+  const last = walk.last;
+  const lastSeq = last?.seq ?? 0;
+  const lastHash = last?.chain_hash ?? GENESIS_PREV_HASH;
+  const ok = lastSeq === head.seq && lastHash === head.chain_hash;
+  walk.check('head', ok, ok
+    ? `the last record is the ${what} (seq ${head.seq}, chain_hash ${head.chain_hash})`
+    : `the ${what} is seq ${head.seq} chain_hash ${head.chain_hash}, but the records end at seq ${lastSeq} chain_hash ${lastHash}`);
+}
+
+function pinCheck(walk: Walk, pins: Pin[]): void {
+  if (pins.length === 0) return;
+  const failures: Failure[] = [];
+  for (const p of pins) {
+    const found = walk.pinned.get(p.seq);
+    if (found === undefined) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: 'the pinned record is not in what was verified' });
+    else if (found !== p.chainHash) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: `pinned chain_hash ${p.chainHash}, the chain has ${found}: history was rewritten` });
+  }
+  walk.check('pin', failures.length === 0, `${pins.length} pinned head(s) still in the chain: ${pins.length - failures.length} of ${pins.length}`, failures);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Report = { title: string[]; walk: Walk; subject: string };
+
+async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
+  const { header } = source;
+  const walk = new Walk(GENESIS);
+  await walkChunks(walk, source.blocks, { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq), requireContent: true }, runner, queueLimit);
+  headCheck(walk, header.head, 'export header\'s head');
+  walk.check('record_count', walk.records === header.records, `the header announces ${header.records} records; the export holds ${walk.records}`);
+  pinCheck(walk, pins);
+  return {
+    title: [`export of agent ${header.agent.handle} (${header.format}) from ${source.origin}`, `published head: seq ${header.head.seq}, chain_hash ${header.head.chain_hash}`],
+    walk,
+    subject: header.agent.handle,
+  };
+}
+
+async function verifyChainPages(source: Extract<Source, { kind: 'chain' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
+  const first = source.first;
+  const agent = first.agent;
+  const walk = new Walk(first.after_seq === 0 ? GENESIS : null);
+  let lastPage: ChainPage = first;
+  let keys = first.keys;
+  async function* chunks() {
+    for await (const page of source.pages) {
+      lastPage = page;
+      if (page.agent !== agent) throw new UnusableInput(`a later page is of agent ${page.agent}, not ${agent}`);
+      keys = page.keys;
+      payloads = page.payloads !== false;
+      for (let i = 0; i < page.records.length; i += CHUNK) yield { records: page.records.slice(i, i + CHUNK) };
+    }
+  }
+  // Each page carries the agent's keys; a chunk is verified with the keys of its own page.
+  let payloads = first.payloads !== false;
+  const base = {
+    agent,
+    get keys() { return toKeyInfo(keys); },
+    get requireContent() { return payloads; },
+    pins: pins.map((p) => p.seq),
+  };
+  await walkChunks(walk, chunks(), base, runner, queueLimit);
+  if (first.after_seq > 0) walk.check('start', null, `the walk starts after seq ${first.after_seq}: the link to seq ${first.after_seq} is not checked`);
+  if (lastPage.has_more) walk.check('head', null, `stopped before the head (seq ${lastPage.head.seq}): this page has more`);
+  else headCheck(walk, lastPage.head, 'chain\'s head');
+  pinCheck(walk, pins);
+  return {
+    title: [`chain of agent ${agent} from ${source.origin}`, `published head: seq ${first.head.seq}, chain_hash ${first.head.chain_hash}`],
+    walk,
+    subject: agent,
+  };
+}
+
+function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin[]): Report {
+  const { bundle } = source;
+  const record = bundle.record as { entry?: { seq?: unknown } } | undefined;
+  const seq = typeof record?.entry?.seq === 'string' ? Number(record.entry.seq) : NaN;
+  const walk = new Walk(seq === 1 ? GENESIS : null);
+  walk.add(verifyChunk({
+    agent: bundle.agent.handle,
+    keys: bundle.key ? toKeyInfo([bundle.key]) : [],
+    records: [bundle.record],
+    pins: pins.map((p) => p.seq),
+    requireContent: true,
+  }));
+  if (seq !== 1) walk.check('prev_hash_link', null, `the link to seq ${seq - 1} is not checked from a proof alone: verify the chain for that`);
+  const head = bundle.agent.head;
+  if (Number.isSafeInteger(seq)) {
+    const ok = seq < head.seq || (seq === head.seq && walk.last?.chain_hash === head.chain_hash);
+    walk.check('head', ok, ok
+      ? `the record (seq ${seq}) is within the agent's published head (seq ${head.seq})`
+      : `the record (seq ${seq}) is not covered by the published head (seq ${head.seq}, chain_hash ${head.chain_hash})`);
+  }
+  walk.check('inclusion_proof', bundle.inclusion_proof === null ? null : false, bundle.inclusion_proof === null
+    ? 'none in the bundle: the global log has not included this record yet'
+    : 'the bundle carries an inclusion proof this verifier does not check yet');
+  walk.check('anchor_proof', bundle.anchor_proof === null ? null : false, bundle.anchor_proof === null
+    ? 'none in the bundle: not anchored yet (canon_v1 §5 check 6 cannot run)'
+    : 'the bundle carries an anchor proof this verifier does not check yet');
+  pinCheck(walk, pins);
+  return { title: [`proof bundle of ${bundle.id} (agent ${bundle.agent.handle}) from ${source.origin}`], walk, subject: bundle.agent.handle };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing
+
+function tallyLine(name: string, t: Tally): string {
+  const status = t.failed > 0 ? 'FAIL' : t.checked === 0 ? 'skip' : 'ok';
+  const skipped = t.skipped > 0 ? `, ${t.skipped} not checked (not in the input)` : '';
+  return `  ${status.padEnd(5)}${name.padEnd(18)}${t.checked} checked, ${t.failed} failed${skipped}`;
+}
+
+function failureLine(f: Failure): string {
+  return `          ${f.where}: ${f.detail}`;
+}
+
+function bySeq(a: Failure, b: Failure): number {
+  return (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER);
+}
+
+function print(report: Report, out: (line: string) => void, seconds: number, workers: number): void {
+  for (const t of report.title) out(t);
+  const { walk } = report;
+  const failures = [...walk.failures].sort(bySeq);
+  for (const [name, description] of CHECKS) {
+    const t = walk.tallies[name];
+    out(`${tallyLine(name, t)}  (${description})`);
+    for (const f of failures.filter((x) => x.name === name)) out(failureLine(f));
+  }
+  const listed = walk.failures.length;
+  if (walk.failureCount > listed) out(`          ... and ${walk.failureCount - listed} more failures not listed`);
+  for (const c of walk.extra) {
+    const status = c.ok === null ? 'note' : c.ok ? 'ok' : 'FAIL';
+    out(`  ${status.padEnd(5)}${c.name.padEnd(18)}${c.summary}`);
+    for (const f of c.failures) out(failureLine(f));
+  }
+  const rate = seconds > 0 ? Math.round(walk.records / seconds) : walk.records;
+  out(`time: ${walk.records} records in ${seconds.toFixed(2)} s (${rate} records/s, ${workers === 0 ? 'main thread' : `${workers} worker threads`})`);
+  out(walk.ok
+    ? `verdict: PASS: ${walk.records} records of ${report.subject} verified (canon_v1 §5 checks 1-5; check 6, anchoring, has nothing to check yet)`
+    : `verdict: FAIL: ${failedNames(walk).join(', ')} failed; the listed seq/ids say where`);
+}
+
+function failedNames(walk: Walk): string[] {
+  const names = (Object.entries(walk.tallies) as [string, Tally][]).filter(([, t]) => t.failed > 0).map(([n]) => n);
+  for (const c of walk.extra) if (c.ok === false) names.push(c.name);
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Runs the verifier; returns the exit code (0 pass, 1 a check failed, 2 unusable input). */
+export async function runVerify(sourceArg: string, options: VerifyOptions, out: (line: string) => void): Promise<number> {
+  const started = performance.now();
+  let pool: ChunkRunner | null = null;
+  const workers = options.workers ?? defaultWorkerCount();
+  let chunksSeen = 0;
+  // The first chunk runs inline; a pool starts only when there is more to do than one chunk.
+  const runner = (): ChunkRunner => {
+    chunksSeen++;
+    if (workers === 0 || chunksSeen === 1) return inlineRunner;
+    return (pool ??= workerPool(workers));
+  };
+  try {
+    const pins = parsePins(options.pins ?? []);
+    const source = await openSource(sourceArg, options.fetcher);
+    const queueLimit = Math.max(1, workers) * QUEUE_PER_WORKER;
+    const report = source.kind === 'export'
+      ? await verifyExport(source, pins, runner, queueLimit)
+      : source.kind === 'chain'
+        ? await verifyChainPages(source, pins, runner, queueLimit)
+        : verifyProof(source, pins);
+    print(report, out, (performance.now() - started) / 1000, pool ? workers : 0);
+    return report.walk.ok ? 0 : 1;
+  } catch (e) {
+    if (e instanceof UnusableInput) {
+      out(`verdict: UNUSABLE INPUT: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  } finally {
+    if (pool) await (pool as ChunkRunner).close();
+  }
+}
