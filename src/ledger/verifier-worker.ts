@@ -1,24 +1,12 @@
 // The verifier thread's side (verifier-thread.ts): verifies each packed batch it is sent and
-// answers with one result byte per job, in order. It runs at the lowest scheduling priority, so
-// it uses the CPU the event loop leaves over and never takes a core from the thread that answers
-// requests (the verifier thread falls back to the event loop if this thread is starved). Linux
-// keeps a nice value per thread; elsewhere setPriority would lower the whole process, so it is
-// left alone there.
-import { constants, setPriority } from 'node:os';
+// answers with one result byte per job, in order. (It once ran at nice 19; the gain measured
+// within noise, see docs/performance.md, so it runs at the normal priority.)
 import { parentPort } from 'node:worker_threads';
 import { verifyRaw } from '../core/ed25519.ts';
 import { unpackJobs } from './verify-batch.ts';
 
 export type VerifyBatch = { first: number; bytes: Uint8Array };
 export type VerifyAnswer = { first: number; results: Uint8Array };
-
-if (process.platform === 'linux') {
-  try {
-    setPriority(0, constants.priority.PRIORITY_LOW); // nice 19; pid 0: the calling thread
-  } catch {
-    // a sandbox may forbid it; the thread then runs at the normal priority
-  }
-}
 
 parentPort?.on('message', ({ first, bytes }: VerifyBatch) => {
   const jobs = unpackJobs(bytes);

@@ -2,7 +2,6 @@
 // thread would, job for job and in order, before its worker is up, while it runs, for jobs still
 // out when it stops, and when its worker is too late; and its worker yields the CPU to the event loop.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { verifyRaw } from '../../src/core/ed25519.ts';
 import { VerifierThread, warnWhenLate, type Ed25519Verifier } from '../../src/ledger/verifier-thread.ts';
@@ -106,27 +105,4 @@ test('late checks are reported at most once a minute, with how many ran here sin
   onLate(2);
   assert.deepEqual(said.map((m) => Number(m.split(' ')[0])), [5, 10]);
   assert.match(said[0]!, /verifier thread answered late/);
-});
-
-/** Nice values of this process's threads, by thread id (Linux: field 19 of /proc/self/task/<tid>/stat). */
-function threadNiceValues(): Map<string, number> {
-  return new Map(readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return [tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-  }));
-}
-
-test('the worker runs at the lowest priority, and the event loop keeps its own', { skip: process.platform !== 'linux' && 'per-thread priorities are Linux only' }, async () => {
-  const before = threadNiceValues();
-  const verifier = new VerifierThread().warmUp();
-  let after: Map<string, number>;
-  try {
-    await verifier.whenReady;
-    after = threadNiceValues();
-  } finally {
-    await verifier.close();
-  }
-  const added = [...after].filter(([tid]) => !before.has(tid));
-  assert.ok(added.some(([, nice]) => nice === 19), `a new thread at nice 19 (new threads: ${JSON.stringify(added)})`);
-  assert.equal(after.get(String(process.pid)), before.get(String(process.pid)), 'the event loop thread keeps its priority');
 });
