@@ -96,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
         title: 'Decision ledger',
         version: '1.0.0',
         description: 'A permanent, public, tamper-evident track record for automated investing agents. Hashes follow canon_v1.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: config.siteUrl }],
       components: {

@@ -17,6 +17,7 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
 
   app.post('/v1/admin/agents', {
     schema: {
+      operationId: 'createAgent',
       ...common,
       summary: 'Create an agent and its first API key (the secret is shown once)',
       body: Type.Object({
@@ -28,7 +29,7 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
       response: { 201: AgentWithKey, ...errorResponses(400, 401, 409) },
     },
     onRequest: guard,
-  }, async (request, reply) => {
+  }, async function createAgent(request, reply) {
     const b = request.body;
     const created = await options.operators.createAgent({ handle: b.handle, displayName: b.display_name ?? null, demo: b.demo ?? false, scopes: b.scopes as Scope[] | undefined });
     if (!created.ok) return sendError(request, reply, created.error);
@@ -37,12 +38,15 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
   });
 
   app.get('/v1/admin/agents', {
-    schema: { ...common, summary: 'List agents', response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(AgentView) }), ...errorResponses(401) } },
+    schema: { operationId: 'listAgents', ...common, summary: 'List agents', response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(AgentView) }), ...errorResponses(401) } },
     onRequest: guard,
-  }, async () => ({ object: 'list' as const, data: (await options.operators.listAgents()).map(agentView) }));
+  }, async function listAgents() {
+    return ({ object: 'list' as const, data: (await options.operators.listAgents()).map(agentView) });
+  });
 
   app.post('/v1/admin/agents/:handle/status', {
     schema: {
+      operationId: 'setAgentStatus',
       ...common,
       summary: 'Pause, resume or retire an agent (retired is final)',
       params: Type.Object({ handle: Type.String() }),
@@ -50,7 +54,7 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
       response: { 200: Type.Object({ agent: AgentView }), ...errorResponses(400, 401, 404, 409) },
     },
     onRequest: guard,
-  }, async (request, reply) => {
+  }, async function setAgentStatus(request, reply) {
     const updated = await options.operators.setStatus(request.params.handle, request.body.status as AgentStatus);
     if (!updated.ok) return sendError(request, reply, updated.error);
     return { agent: agentView(updated.value) };
@@ -58,6 +62,7 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
 
   app.post('/v1/admin/agents/:handle/api-keys', {
     schema: {
+      operationId: 'issueApiKey',
       ...common,
       summary: 'Issue another API key for an agent (the secret is shown once)',
       params: Type.Object({ handle: Type.String() }),
@@ -69,7 +74,7 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
     preValidation: async (request) => {
       if (request.body === undefined) request.body = {};
     },
-  }, async (request, reply) => {
+  }, async function issueApiKey(request, reply) {
     const issued = await options.operators.issueKey(request.params.handle, request.body.scopes as Scope[] | undefined);
     if (!issued.ok) return sendError(request, reply, issued.error);
     return reply.code(201).send({ api_key: apiKeyView(issued.value.apiKey, issued.value.agent.handle, issued.value.apiKey.secret) });
@@ -77,13 +82,14 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
 
   app.post('/v1/admin/api-keys/:id/revoke', {
     schema: {
+      operationId: 'revokeApiKey',
       ...common,
       summary: 'Revoke an API key (immediately; it cannot be restored)',
       params: Type.Object({ id: Type.String() }),
       response: { 200: Type.Object({ api_key: ApiKeyView }), ...errorResponses(401, 404) },
     },
     onRequest: guard,
-  }, async (request, reply) => {
+  }, async function revokeApiKey(request, reply) {
     const revoked = await options.operators.revokeKey(request.params.id);
     if (!revoked.ok) return sendError(request, reply, revoked.error);
     const agents = await options.operators.listAgents();

@@ -33,6 +33,7 @@ export const AssertionResponse = Type.Object({
 export async function assertionRoutes(app: App, options: AssertionRoutesOptions): Promise<void> {
   app.post('/v1/decisions/assertion', {
     schema: {
+      operationId: 'assertDecision',
       summary: 'Get the payload to sign for a decision',
       description: 'Takes the decision fields plus occurred_at and nonce, validates them exactly as POST /v1/decisions does, and returns the canon_v1 payload to sign and its content_hash. Records nothing. A nonce already used by a recorded decision of this agent is refused (param nonce). Then POST /v1/decisions with the same fields and signature {key_id, nonce, signature}.',
       tags: ['decisions'],
@@ -41,7 +42,7 @@ export async function assertionRoutes(app: App, options: AssertionRoutesOptions)
       response: { 200: AssertionResponse, ...errorResponses(400, 401, 403, 413, 415) },
     },
     onRequest: requireKey(options.authenticate, 'decisions:write'),
-  }, async (request, reply) => {
+  }, async function assertDecision(request, reply) {
     const agent = holderOf(request).agent;
     const body = request.lossless;
     if (!isJsonObject(body)) throw new ApiError(errors.invalidRequest('the body must be a JSON object', 'body'));

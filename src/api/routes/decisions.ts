@@ -49,6 +49,7 @@ export function listItem(record: StoredRecord, baseUrl: string) {
 export async function decisionRoutes(app: App, options: DecisionRoutesOptions): Promise<void> {
   app.post('/v1/decisions', {
     schema: {
+      operationId: 'recordDecision',
       summary: 'Record a decision',
       description: 'Hashes the decision into the agent\'s chain and answers once it is durable. Replays the original response for a repeated Idempotency-Key with the same body.',
       tags: ['decisions'],
@@ -68,7 +69,7 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
         keyGenerator: (request: FastifyRequest) => holderOf(request).key.id,
       },
     },
-  }, async (request, reply) => {
+  }, async function recordDecision(request, reply) {
     const holder = holderOf(request);
     const body = request.lossless;
     if (!isJsonObject(body)) throw new ApiError(errors.invalidRequest('the body must be a JSON object', 'body'));
@@ -84,6 +85,7 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
 
   app.get('/v1/decisions', {
     schema: {
+      operationId: 'listDecisions',
       summary: "List the calling agent's decisions, newest first",
       tags: ['decisions'],
       security: bearerSecurity,
@@ -91,7 +93,7 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
       response: { 200: DecisionList, ...errorResponses(400, 401, 403) },
     },
     onRequest: requireKey(options.authenticate, 'decisions:read'),
-  }, async (request) => {
+  }, async function listDecisions(request) {
     const holder = holderOf(request);
     const { limit, cursor } = request.query;
     const records = await options.decisions.list(holder.agent, { limit: limit + 1, before: cursor });
@@ -108,6 +110,7 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
 
   app.get('/v1/decisions/:id', {
     schema: {
+      operationId: 'getDecision',
       summary: 'One of the calling agent\'s decisions',
       tags: ['decisions'],
       security: bearerSecurity,
@@ -115,7 +118,7 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
       response: { 200: DecisionListItem, ...errorResponses(401, 403, 404) },
     },
     onRequest: requireKey(options.authenticate, 'decisions:read'),
-  }, async (request, reply) => {
+  }, async function getDecision(request, reply) {
     const record = await options.decisions.find(holderOf(request).agent, request.params.id);
     if (!record) {
       return sendError(request, reply, errors.notFound(`no decision ${request.params.id} for this agent`, 'id'));

@@ -2,8 +2,10 @@
 import type { App } from '../types.ts';
 
 export async function healthRoutes(app: App, options: { ping: () => Promise<void>; isClosing: () => boolean }): Promise<void> {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/healthz', { schema: { hide: true } }, async function healthz() {
+    return { status: 'ok' };
+  });
+  app.get('/readyz', { schema: { hide: true } }, async function readyz(_request, reply) {
     if (options.isClosing()) return reply.code(503).send({ status: 'closing' });
     try {
       await options.ping();

@@ -7,30 +7,41 @@ import { isRecordId } from '../../ledger/ids.ts';
 import { errorResponses } from '../schemas.ts';
 import type { App } from '../types.ts';
 
+const IMMUTABLE = 'records are append-only: they can never be changed or deleted';
+const VERBS = ['PATCH', 'PUT', 'DELETE'] as const;
+
 export async function immutableRoutes(app: App, options: { recordExists: (id: string) => Promise<boolean> }): Promise<void> {
-  // Each address of a record, with the name its GET route gives the id.
-  const addresses = [['/v1/decisions/:id', 'id'], ['/v1/proof/:record_id', 'record_id']] as const;
-  for (const [url, param] of addresses) {
+  // Each address of a record, with the name its GET route gives the id and a name for its operations.
+  const addresses = [['/v1/decisions/:id', 'id', 'Decision'], ['/v1/proof/:record_id', 'record_id', 'Proof']] as const;
+  for (const [url, param, thing] of addresses) {
+    for (const method of VERBS) {
+      app.route({
+        method,
+        url,
+        schema: {
+          operationId: `${method.toLowerCase()}${thing}`,
+          summary: 'Refused: records are immutable',
+          tags: ['records'],
+          security: [],
+          params: Type.Object({ [param]: Type.String() }),
+          response: errorResponses(404, 409),
+        },
+        handler: async function refuseRecordChange(request, reply) {
+          const id = (request.params as Record<string, string>)[param]!;
+          if (!isRecordId(id) || !(await options.recordExists(id))) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
+          return sendError(request, reply, errors.recordIsImmutable(`${IMMUTABLE}; record a new decision instead`));
+        },
+      });
+    }
+  }
+  for (const method of VERBS) {
     app.route({
-      method: ['PATCH', 'PUT', 'DELETE'],
-      url,
-      schema: {
-        summary: 'Refused: records are immutable',
-        tags: ['records'],
-        params: Type.Object({ [param]: Type.String() }),
-        response: errorResponses(404, 409),
-      },
-      handler: async (request, reply) => {
-        const id = (request.params as Record<string, string>)[param]!;
-        if (!isRecordId(id) || !(await options.recordExists(id))) return sendError(request, reply, errors.notFound(`no record ${id}`, param));
-        return sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted; record a new decision instead'));
+      method,
+      url: '/v1/decisions',
+      schema: { operationId: `${method.toLowerCase()}Decisions`, summary: 'Refused: records are immutable', tags: ['records'], security: [], response: errorResponses(409) },
+      handler: async function refuseRecordsChange(request, reply) {
+        return sendError(request, reply, errors.recordIsImmutable(IMMUTABLE));
       },
     });
   }
-  app.route({
-    method: ['PATCH', 'PUT', 'DELETE'],
-    url: '/v1/decisions',
-    schema: { summary: 'Refused: records are immutable', tags: ['records'], response: errorResponses(409) },
-    handler: async (request, reply) => sendError(request, reply, errors.recordIsImmutable('records are append-only: they can never be changed or deleted')),
-  });
 }

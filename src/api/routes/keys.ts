@@ -79,6 +79,7 @@ export async function keyRoutes(app: App, options: KeyRoutesOptions): Promise<vo
 
   app.post('/v1/keys', {
     schema: {
+      operationId: 'registerSigningKey',
       ...common,
       summary: 'Register an Ed25519 public key for signing decisions',
       description: 'Registers the raw 32-byte public key (base64url). Wrong length or encoding, a point not on the curve, a small-order point, a PEM or anything looking like a private key is refused with 400 invalid_request, param public_key. Registering the same public key again returns the key already held (200) instead of a second one (201). Needs the keys:write scope.',
@@ -87,7 +88,7 @@ export async function keyRoutes(app: App, options: KeyRoutesOptions): Promise<vo
     },
     onRequest: guard,
     preValidation: refusePrivateKeyFields,
-  }, async (request, reply) => {
+  }, async function registerSigningKey(request, reply) {
     const registered = await options.keys.register(holderOf(request).agent, { publicKey: request.body.public_key, label: request.body.label });
     if (!registered.ok) return sendError(request, reply, registered.error);
     return reply.code(registered.value.created ? 201 : 200).send(signingKeyView(registered.value.key));
@@ -95,26 +96,30 @@ export async function keyRoutes(app: App, options: KeyRoutesOptions): Promise<vo
 
   app.get('/v1/keys', {
     schema: {
+      operationId: 'listSigningKeys',
       ...common,
       summary: "List the calling agent's signing keys, revoked ones included",
       description: 'Needs the keys:write scope (key management is one capability).',
       response: { 200: Type.Object({ object: Type.Literal('list'), data: Type.Array(SigningKeyView) }), ...errorResponses(401, 403) },
     },
     onRequest: guard,
-  }, async (request) => ({
+  }, async function listSigningKeys(request) {
+    return ({
     object: 'list' as const,
     data: (await options.keys.list(holderOf(request).agent)).map(signingKeyView),
-  }));
+  });
+  });
 
   app.get('/v1/keys/:key_id', {
     schema: {
+      operationId: 'getSigningKey',
       ...common,
       summary: 'One of the calling agent\'s signing keys',
       params: KeyIdParams,
       response: { 200: SigningKeyView, ...errorResponses(401, 403, 404) },
     },
     onRequest: guard,
-  }, async (request, reply) => {
+  }, async function getSigningKey(request, reply) {
     const found = await options.keys.find(holderOf(request).agent, request.params.key_id);
     if (!found.ok) return sendError(request, reply, found.error);
     return signingKeyView(found.value);
@@ -122,6 +127,7 @@ export async function keyRoutes(app: App, options: KeyRoutesOptions): Promise<vo
 
   app.post('/v1/keys/:key_id/revoke', {
     schema: {
+      operationId: 'revokeSigningKey',
       ...common,
       summary: 'Revoke a signing key',
       description: 'The key signs nothing new from now on; decisions it signed stay signed and verifiable (revoked_at is never before their recorded_at). Idempotent: revoking again returns the key with its first revoked_at. No body. Another agent\'s key id is 404, like an unknown one.',
@@ -130,7 +136,7 @@ export async function keyRoutes(app: App, options: KeyRoutesOptions): Promise<vo
     },
     onRequest: guard,
     preValidation: refuseRevokeBody,
-  }, async (request, reply) => {
+  }, async function revokeSigningKey(request, reply) {
     const revoked = await options.keys.revoke(holderOf(request).agent, request.params.key_id);
     if (!revoked.ok) return sendError(request, reply, revoked.error);
     return signingKeyView(revoked.value);

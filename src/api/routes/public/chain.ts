@@ -5,12 +5,14 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
+import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { ChainQuery, ChainResponse, HandleParams } from './schemas.ts';
 
 export async function chainRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/agents/:handle/chain', {
     schema: {
+      operationId: 'getChain',
+      security: publicSecurity,
       summary: 'An agent\'s hash chain, a page at a time',
       description: 'Every record\'s canon_v1 chain entry, chain_hash and (with payloads) canonical content, oldest first, so a third party can recompute the chain. Page forward with after_seq = next_after_seq until has_more is false.',
       tags: PUBLIC_TAG,
@@ -18,7 +20,7 @@ export async function chainRoutes(app: App, options: PublicRouteOptions): Promis
       querystring: ChainQuery,
       response: { 200: ChainResponse, ...errorResponses(400, 404, 429) },
     },
-  }, async (request, reply) => {
+  }, async function getChain(request, reply) {
     const { payloads, limit, after_seq: afterSeq } = request.query;
     const page = await options.reads.chainPage({ handle: request.params.handle, afterSeq, limit, payloads });
     if (!page.ok) return sendError(request, reply, page.error);

@@ -8,12 +8,14 @@ import { sendError } from '../../errors.ts';
 import { cacheFor, notModified, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
+import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { EXPORT_DESCRIPTION, ExportQuery } from './schemas.ts';
 
 export async function exportRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/export', {
     schema: {
+      operationId: 'exportChain',
+      security: publicSecurity,
       summary: 'Export one agent\'s complete record (NDJSON, streamed)',
       description: EXPORT_DESCRIPTION,
       tags: PUBLIC_TAG,
@@ -24,7 +26,7 @@ export async function exportRoutes(app: App, options: PublicRouteOptions): Promi
         ...errorResponses(400, 404, 429),
       },
     },
-  }, async (request, reply) => {
+  }, async function exportChain(request, reply) {
     const handle = request.query.agent;
     const exported = await options.reads.export(handle);
     if (!exported.ok) return sendError(request, reply, exported.error);

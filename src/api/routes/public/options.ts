@@ -5,3 +5,6 @@ import type { PublicReads } from '../../../ledger/public/reads.ts';
 export type PublicRouteOptions = { reads: PublicReads; readLimitPerMinute: number; clock: Clock };
 
 export const PUBLIC_TAG = ['public'];
+
+/** Public reads need no credential; OpenAPI says so with an empty requirement list. */
+export const publicSecurity: Record<string, string[]>[] = [];

@@ -5,18 +5,20 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
+import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { ProofParams, ProofResponse } from './schemas.ts';
 
 export async function proofRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/proof/:record_id', {
     schema: {
+      operationId: 'getProof',
+      security: publicSecurity,
       summary: 'The proof bundle of one record',
       tags: PUBLIC_TAG,
       params: ProofParams,
       response: { 200: ProofResponse, ...errorResponses(404, 429) },
     },
-  }, async (request, reply) => {
+  }, async function getProof(request, reply) {
     const proof = await options.reads.proof(request.params.record_id);
     if (!proof.ok) return sendError(request, reply, proof.error);
     cacheFor(reply, 'proof');

@@ -3,17 +3,19 @@
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import { PUBLIC_TAG, type PublicRouteOptions } from './options.ts';
+import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { TransparencyResponse } from './schemas.ts';
 
 export async function transparencyRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/transparency', {
     schema: {
+      operationId: 'getTransparency',
+      security: publicSecurity,
       summary: 'Chain heads to pin and what each guarantee covers',
       tags: PUBLIC_TAG,
       response: { 200: TransparencyResponse, ...errorResponses(429) },
     },
-  }, async (_request, reply) => {
+  }, async function getTransparency(_request, reply) {
     cacheFor(reply, 'short');
     return options.reads.transparency(options.clock.now());
   });
