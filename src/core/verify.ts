@@ -67,6 +67,25 @@ function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+type Counts = { checked: number; failed: number; skipped: number };
+
+/** The state of one walk along a chain: what the next record must link to, and the tallies. */
+class ChainWalk {
+  readonly counts = Object.fromEntries(CHECK_NAMES.map((n) => [n, { checked: 0, failed: 0, skipped: 0 }])) as { [K in CheckName]: Counts };
+  readonly failures: Check[] = [];
+  totalFailures = 0;
+  signaturesWithoutVerifier = 0;
+  previousRecordedAt: string | null = null;
+
+  constructor(public expectedSeq: number, public expectedPrev: string) {}
+
+  fail(name: CheckName, r: ChainRecord, detail: string): void {
+    this.counts[name].failed++;
+    this.totalFailures++;
+    if (this.failures.length < MAX_LISTED_FAILURES) this.failures.push({ name, ok: false, detail, seq: r.seq, id: r.id });
+  }
+}
+
 export function verifyChain(input: {
   agent: string;
   records: ChainRecord[];
@@ -78,135 +97,138 @@ export function verifyChain(input: {
   startSeq?: number;
 }): VerifyResult {
   const { agent, records, verifySignature } = input;
-  const keys = new Map<string, KeyInfo>();
-  for (const k of input.keys ?? []) keys.set(k.id, k);
-
-  const counts = {} as { [K in CheckName]: { checked: number; failed: number; skipped: number } };
-  for (const n of CHECK_NAMES) counts[n] = { checked: 0, failed: 0, skipped: 0 };
-  const failures: Check[] = [];
-  let totalFailures = 0;
-  const fail = (name: CheckName, r: ChainRecord, detail: string): void => {
-    counts[name].failed++;
-    totalFailures++;
-    if (failures.length < MAX_LISTED_FAILURES) failures.push({ name, ok: false, detail, seq: r.seq, id: r.id });
-  };
-
-  let expectedSeq = input.startSeq ?? 1;
-  let expectedPrev = input.startPrevHash ?? GENESIS_PREV_HASH;
-  let previousRecordedAt: string | null = null;
-  let signaturesWithoutVerifier = 0;
+  const keys = new Map<string, KeyInfo>((input.keys ?? []).map((k) => [k.id, k]));
+  const walk = new ChainWalk(input.startSeq ?? 1, input.startPrevHash ?? GENESIS_PREV_HASH);
 
   for (const r of records) {
-    // 3. seq without gap; resynchronise after a gap so one gap is one failure.
-    counts.seq.checked++;
-    if (r.seq !== expectedSeq) fail('seq', r, `expected seq ${expectedSeq}, found ${r.seq}`);
-    expectedSeq = (Number.isSafeInteger(r.seq) ? r.seq : expectedSeq) + 1;
-
-    // 3. prev_hash is the previous record's (stated) chain_hash, so one altered record is
-    // reported where it is, not again for every record after it.
-    counts.prev_hash.checked++;
-    if (r.prev_hash !== expectedPrev) {
-      fail('prev_hash', r, `expected prev_hash ${expectedPrev} (chain_hash of the previous record), found ${r.prev_hash}`);
-    }
-    expectedPrev = r.chain_hash;
-
-    // 4. recorded_at format and order (fixed-width UTC strings sort chronologically).
-    counts.recorded_at.checked++;
-    if (!isRecordedAt(r.recorded_at)) {
-      fail('recorded_at', r, `recorded_at ${JSON.stringify(r.recorded_at)} is not a valid YYYY-MM-DDTHH:MM:SS.sssZ`);
-    } else {
-      if (previousRecordedAt !== null && r.recorded_at < previousRecordedAt) {
-        fail('recorded_at', r, `recorded_at ${r.recorded_at} is before the previous record's ${previousRecordedAt}`);
-      }
-      previousRecordedAt = r.recorded_at;
-    }
-
-    // 1. content hash and envelope.
-    let payload: string | null = null;
-    if (r.content === null || r.content === undefined) {
-      counts.content_hash.skipped++;
-      counts.content_envelope.skipped++;
-    } else {
-      counts.content_hash.checked++;
-      try {
-        payload = canonicalJson(r.content);
-      } catch (e) {
-        fail('content_hash', r, `content cannot be serialised as canon_v1: ${describe(e)}`);
-      }
-      if (payload !== null) {
-        const recomputed = sha256Hex(payload);
-        if (recomputed !== r.content_hash) fail('content_hash', r, `expected content_hash ${recomputed}, found ${r.content_hash}`);
-      }
-      counts.content_envelope.checked++;
-      const c = r.content;
-      if (typeof c !== 'object' || c === null || Array.isArray(c)) {
-        fail('content_envelope', r, 'content is not a JSON object');
-      } else {
-        const problems: string[] = [];
-        if (c.canon !== CANON) problems.push(`canon is ${JSON.stringify(c.canon)}, expected "${CANON}"`);
-        if (c.agent !== agent) problems.push(`agent is ${JSON.stringify(c.agent)}, expected ${JSON.stringify(agent)}`);
-        if (c.type !== r.type) problems.push(`type is ${JSON.stringify(c.type)}, expected ${JSON.stringify(r.type)}`);
-        if (problems.length > 0) fail('content_envelope', r, problems.join('; '));
-      }
-    }
-
-    // 2. chain hash.
-    counts.chain_hash.checked++;
-    try {
-      const recomputed = chainHash({
-        agent,
-        seq: r.seq,
-        id: r.id,
-        type: r.type,
-        recordedAt: r.recorded_at,
-        contentHash: r.content_hash,
-        prevHash: r.prev_hash,
-        signature: r.signature ?? null,
-      });
-      if (recomputed !== r.chain_hash) fail('chain_hash', r, `expected chain_hash ${recomputed}, found ${r.chain_hash}`);
-    } catch (e) {
-      fail('chain_hash', r, `chain entry cannot be serialised as canon_v1: ${describe(e)}`);
-    }
-
-    // 5. signature.
-    const sig = r.signature;
-    if (sig) {
-      if (!verifySignature) {
-        counts.signature.skipped++;
-        signaturesWithoutVerifier++;
-      } else if (payload === null) {
-        counts.signature.skipped++;
-      } else {
-        counts.signature.checked++;
-        const problem = checkSignature(r, sig, payload, keys, verifySignature);
-        if (problem !== null) fail('signature', r, problem);
-      }
-    }
+    checkLinks(walk, r);
+    checkRecordedAt(walk, r);
+    const payload = checkContent(walk, r, agent);
+    checkChainHash(walk, r, agent);
+    if (r.signature) checkSigned(walk, r, r.signature, payload, keys, verifySignature);
   }
 
-  const checks: Check[] = CHECK_NAMES.map((name) => {
-    const c = counts[name];
+  if (walk.totalFailures > walk.failures.length) {
+    walk.failures.push({ name: 'more_failures', ok: false, detail: `and ${walk.totalFailures - walk.failures.length} more` });
+  }
+  const last = records.at(-1);
+  return {
+    ok: walk.totalFailures === 0,
+    checks: summaries(walk),
+    failures: walk.failures,
+    head: last ? { seq: last.seq, chain_hash: last.chain_hash } : null,
+  };
+}
+
+/**
+ * §5 check 3: seq without gap, and prev_hash is the previous record's (stated) chain_hash. Both
+ * resynchronise on the record found, so one gap or one altered record is one failure, reported
+ * where it is and not again for every record after it.
+ */
+function checkLinks(walk: ChainWalk, r: ChainRecord): void {
+  walk.counts.seq.checked++;
+  if (r.seq !== walk.expectedSeq) walk.fail('seq', r, `expected seq ${walk.expectedSeq}, found ${r.seq}`);
+  walk.expectedSeq = (Number.isSafeInteger(r.seq) ? r.seq : walk.expectedSeq) + 1;
+
+  walk.counts.prev_hash.checked++;
+  if (r.prev_hash !== walk.expectedPrev) {
+    walk.fail('prev_hash', r, `expected prev_hash ${walk.expectedPrev} (chain_hash of the previous record), found ${r.prev_hash}`);
+  }
+  walk.expectedPrev = r.chain_hash;
+}
+
+/** §5 check 4: recorded_at format and order (fixed-width UTC strings sort chronologically). */
+function checkRecordedAt(walk: ChainWalk, r: ChainRecord): void {
+  walk.counts.recorded_at.checked++;
+  if (!isRecordedAt(r.recorded_at)) {
+    walk.fail('recorded_at', r, `recorded_at ${JSON.stringify(r.recorded_at)} is not a valid YYYY-MM-DDTHH:MM:SS.sssZ`);
+    return;
+  }
+  if (walk.previousRecordedAt !== null && r.recorded_at < walk.previousRecordedAt) {
+    walk.fail('recorded_at', r, `recorded_at ${r.recorded_at} is before the previous record's ${walk.previousRecordedAt}`);
+  }
+  walk.previousRecordedAt = r.recorded_at;
+}
+
+/** §5 check 1: content hash and envelope. Returns the canonical payload, or null when there is none. */
+function checkContent(walk: ChainWalk, r: ChainRecord, agent: string): string | null {
+  if (r.content === null || r.content === undefined) {
+    walk.counts.content_hash.skipped++;
+    walk.counts.content_envelope.skipped++;
+    return null;
+  }
+  walk.counts.content_hash.checked++;
+  let payload: string | null = null;
+  try {
+    payload = canonicalJson(r.content);
+  } catch (e) {
+    walk.fail('content_hash', r, `content cannot be serialised as canon_v1: ${describe(e)}`);
+  }
+  if (payload !== null) {
+    const recomputed = sha256Hex(payload);
+    if (recomputed !== r.content_hash) walk.fail('content_hash', r, `expected content_hash ${recomputed}, found ${r.content_hash}`);
+  }
+  walk.counts.content_envelope.checked++;
+  const problem = envelopeProblem(r, agent);
+  if (problem !== null) walk.fail('content_envelope', r, problem);
+  return payload;
+}
+
+function envelopeProblem(r: ChainRecord, agent: string): string | null {
+  const c = r.content;
+  if (typeof c !== 'object' || c === null || Array.isArray(c)) return 'content is not a JSON object';
+  const problems: string[] = [];
+  if (c.canon !== CANON) problems.push(`canon is ${JSON.stringify(c.canon)}, expected "${CANON}"`);
+  if (c.agent !== agent) problems.push(`agent is ${JSON.stringify(c.agent)}, expected ${JSON.stringify(agent)}`);
+  if (c.type !== r.type) problems.push(`type is ${JSON.stringify(c.type)}, expected ${JSON.stringify(r.type)}`);
+  return problems.length > 0 ? problems.join('; ') : null;
+}
+
+/** §5 check 2: the chain entry re-serialises to chain_hash. */
+function checkChainHash(walk: ChainWalk, r: ChainRecord, agent: string): void {
+  walk.counts.chain_hash.checked++;
+  try {
+    const recomputed = chainHash({
+      agent, seq: r.seq, id: r.id, type: r.type, recordedAt: r.recorded_at,
+      contentHash: r.content_hash, prevHash: r.prev_hash, signature: r.signature ?? null,
+    });
+    if (recomputed !== r.chain_hash) walk.fail('chain_hash', r, `expected chain_hash ${recomputed}, found ${r.chain_hash}`);
+  } catch (e) {
+    walk.fail('chain_hash', r, `chain entry cannot be serialised as canon_v1: ${describe(e)}`);
+  }
+}
+
+/** §5 check 5: the agent's signature, when a verifier was given and the payload is there. */
+function checkSigned(
+  walk: ChainWalk, r: ChainRecord, sig: SignatureEnvelope, payload: string | null,
+  keys: Map<string, KeyInfo>, verifySignature: SignatureVerifier | undefined,
+): void {
+  if (!verifySignature) {
+    walk.counts.signature.skipped++;
+    walk.signaturesWithoutVerifier++;
+    return;
+  }
+  if (payload === null) {
+    walk.counts.signature.skipped++;
+    return;
+  }
+  walk.counts.signature.checked++;
+  const problem = checkSignature(r, sig, payload, keys, verifySignature);
+  if (problem !== null) walk.fail('signature', r, problem);
+}
+
+function summaries(walk: ChainWalk): Check[] {
+  return CHECK_NAMES.map((name) => {
+    const c = walk.counts[name];
     let detail = `${SUMMARY[name]}: ${c.checked} checked, ${c.failed} failed`;
-    if (name === 'signature' && signaturesWithoutVerifier > 0) {
-      detail += `, ${signaturesWithoutVerifier} not checked (no signature verifier given)`;
-      if (c.skipped > signaturesWithoutVerifier) detail += `, ${c.skipped - signaturesWithoutVerifier} not checked (payload omitted)`;
+    if (name === 'signature' && walk.signaturesWithoutVerifier > 0) {
+      detail += `, ${walk.signaturesWithoutVerifier} not checked (no signature verifier given)`;
+      if (c.skipped > walk.signaturesWithoutVerifier) detail += `, ${c.skipped - walk.signaturesWithoutVerifier} not checked (payload omitted)`;
     } else if (c.skipped > 0) {
       detail += `, ${c.skipped} not checked (payload omitted)`;
     }
     return { name, ok: c.failed === 0, detail, counts: { ...c } };
   });
-
-  if (totalFailures > failures.length) {
-    failures.push({ name: 'more_failures', ok: false, detail: `and ${totalFailures - failures.length} more` });
-  }
-
-  const last = records.length > 0 ? records[records.length - 1] : undefined;
-  return {
-    ok: totalFailures === 0,
-    checks,
-    failures,
-    head: last ? { seq: last.seq, chain_hash: last.chain_hash } : null,
-  };
 }
 
 function checkSignature(
