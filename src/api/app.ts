@@ -73,49 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
-  const app = Fastify({
-    logger: deps.logger ?? false,
-    bodyLimit: BODY_LIMIT_BYTES,
-    genReqId: requestId,
-    requestIdHeader: false,
-    return503OnClosing: true,
-  }).withTypeProvider<TypeBoxTypeProvider>() as App;
-
-  app.setValidatorCompiler(validatorCompiler());
-  app.addSchema(ErrorBody);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('request-id', request.id);
-  });
-  installErrorHandling(app);
-  installJsonBody(app);
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Decision ledger',
-        version: '1.0.0',
-        description: 'A permanent, public, tamper-evident track record for automated investing agents. Hashes follow canon_v1.',
-        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
-      },
-      servers: [{ url: config.siteUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An agent API key (dl_live_...).' },
-          admin: { type: 'http', scheme: 'bearer', description: 'The operator token, LEDGER_ADMIN_TOKEN.' },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-
-  await app.register(rateLimit, {
-    global: false,
-    enableDraftSpec: true,
-    ...(config.redisUrl ? { redis: rateLimitRedis(app, config.redisUrl), nameSpace: 'ledger-rate-' } : { store: SnapshotLocalStore }),
-    errorResponseBuilder: (_request, context) =>
-      new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
-  });
+  const app = await createFastify(deps);
 
   const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
   const operators = new Operators(store, clock);
@@ -139,15 +97,75 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     decisions,
     close: async () => {
       closing = true;
-      // Stops accepting and waits for in-flight requests. A keep-alive connection that finishes
-      // its request while closing would otherwise hold the close open for keepAliveTimeout (72 s).
-      const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-      try {
-        await app.close();
-      } finally {
-        clearInterval(sweep);
-      }
+      await closeGracefully(app);
       await decisions.drain();
     },
   };
+}
+
+/** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
+async function createFastify(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: requestId,
+    requestIdHeader: false,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as App;
+
+  app.setValidatorCompiler(validatorCompiler());
+  app.addSchema(ErrorBody);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('request-id', request.id);
+  });
+  installErrorHandling(app);
+  installJsonBody(app);
+  await registerOpenApi(app, deps.config);
+  await registerRateLimits(app, deps.config);
+  return app;
+}
+
+async function registerOpenApi(app: App, config: Config): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Decision ledger',
+        version: '1.0.0',
+        description: 'A permanent, public, tamper-evident track record for automated investing agents. Hashes follow canon_v1.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: config.siteUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An agent API key (dl_live_...).' },
+          admin: { type: 'http', scheme: 'bearer', description: 'The operator token, LEDGER_ADMIN_TOKEN.' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+}
+
+async function registerRateLimits(app: App, config: Config): Promise<void> {
+  await app.register(rateLimit, {
+    global: false,
+    enableDraftSpec: true,
+    ...(config.redisUrl ? { redis: rateLimitRedis(app, config.redisUrl), nameSpace: 'ledger-rate-' } : { store: SnapshotLocalStore }),
+    errorResponseBuilder: (_request, context) =>
+      new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
+  });
+}
+
+/**
+ * Stops accepting and waits for in-flight requests. A keep-alive connection that finishes its
+ * request while closing would otherwise hold the close open for keepAliveTimeout (72 s).
+ */
+async function closeGracefully(app: App): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
 }
