@@ -51,8 +51,11 @@ export class PostgresStore implements LedgerStore {
       max: options.poolSize ?? 10,
       options: `-c search_path=${this.schema}`,
     });
-    // An idle client that loses its connection must not crash the process.
+    // A client that loses its connection emits 'error': idle ones through the pool, checked-out
+    // ones on themselves. Unheard, either crashes the process; the query in flight fails anyway
+    // (its request answers 500) and inTransaction drops the broken client from the pool.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -62,16 +65,18 @@ export class PostgresStore implements LedgerStore {
   /** `begin` may add statements to BEGIN's round trip (a simple query: no parameters). */
   private async inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const client = await this.pool.connect();
+    let broken: Error | undefined;
     try {
       await client.query(begin);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A client that cannot even roll back has lost its connection: destroy it, never reuse it.
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       throw err;
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
