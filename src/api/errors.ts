@@ -1,6 +1,7 @@
 // Every error leaves the service as the interface's 2.7 body, with the request id. This module
 // turns ledger errors, schema failures and framework errors into that body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreUnavailable } from '../store/port.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
 
 export class ApiError extends Error {
@@ -59,9 +60,17 @@ function fromFramework(err: FastifyError): LedgerError {
   return errors.internalError('something went wrong on our side; nothing was recorded');
 }
 
+/** Seconds a client is told to wait when the database is not answering. */
+const RETRY_AFTER_UNAVAILABLE_S = 2;
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
     if (err instanceof ApiError) return sendError(request, reply, err.error);
+    if (err instanceof StoreUnavailable) {
+      request.log.warn({ err: err.message }, 'database unavailable');
+      reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
+      return sendError(request, reply, errors.serviceUnavailable('the database is not answering; nothing was recorded; retry shortly'));
+    }
     if (err.validation) return sendError(request, reply, fromValidation(err.validation, err.validationContext));
     const error = fromFramework(err);
     if (error.status >= 500) request.log.error({ err }, 'request failed');

@@ -4,7 +4,7 @@
 // have several batches in flight: the next batch commits while the previous one's fsync is
 // still running, and ids stay in commit order. Other stores (PostgreSQL) take one at a time,
 // so ids are assigned in commit order within a process there too.
-import type { LedgerStore } from '../store/port.ts';
+import { StoreUnavailable, type LedgerStore } from '../store/port.ts';
 import { appendRecords, type AppendOutcome, type AppendRequest } from './append.ts';
 import type { Clock } from './clock.ts';
 
@@ -63,7 +63,8 @@ export class CommitQueue {
       batch.forEach((w, i) => w.resolve(outcomes[i]!));
     } catch (err) {
       // One bad request must not fail its neighbours: retry each alone; only the culprit fails.
-      if (batch.length === 1) batch[0]!.reject(err);
+      // A database that cannot answer fails them all at once: retrying alone would only wait longer.
+      if (batch.length === 1 || err instanceof StoreUnavailable) for (const w of batch) w.reject(err);
       else for (const w of batch) await this.commit([w]);
     }
   }

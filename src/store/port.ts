@@ -5,6 +5,17 @@ import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
 
+/**
+ * The database cannot answer now: unreachable, silent past a timeout, or a lock held too long by
+ * another node. Nothing was written by the failed operation; the caller may retry later.
+ */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailable';
+  }
+}
+
 /** An (agent, value) pair: idempotency keys, signing key ids and nonces are all per agent. */
 export type AgentValue = { agentId: string; value: string };
 

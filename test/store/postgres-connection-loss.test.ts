@@ -22,7 +22,7 @@ describe('PostgreSQL connections terminated under load', { skip }, () => {
     url = `${freshPostgresUrl()}&application_name=${application}`;
     store = openStore(url);
     await store.migrate();
-    t = await testApp(store);
+    t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000' } });
   });
   after(async () => {
     await t?.close();

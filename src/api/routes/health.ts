@@ -1,6 +1,15 @@
 // Liveness and readiness for load balancers and orchestrators.
 import type { App } from '../types.ts';
 
+/** A database that does not answer a ping within this is not ready: /readyz answers 503 in bounded time. */
+const READY_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 export async function healthRoutes(app: App, options: { ping: () => Promise<void>; isClosing: () => boolean }): Promise<void> {
   app.get('/healthz', { schema: { hide: true } }, async function healthz() {
     return { status: 'ok' };
@@ -8,7 +17,7 @@ export async function healthRoutes(app: App, options: { ping: () => Promise<void
   app.get('/readyz', { schema: { hide: true } }, async function readyz(_request, reply) {
     if (options.isClosing()) return reply.code(503).send({ status: 'closing' });
     try {
-      await options.ping();
+      await withTimeout(options.ping(), READY_TIMEOUT_MS);
       return { status: 'ready' };
     } catch {
       return reply.code(503).send({ status: 'database unavailable' });

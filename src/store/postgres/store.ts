@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, StoreUnavailable,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -22,7 +22,40 @@ import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 
-export type PostgresOptions = { connectionString: string; schema?: string | undefined; poolSize?: number };
+export type PostgresOptions = {
+  connectionString: string;
+  schema?: string | undefined;
+  poolSize?: number;
+  timeouts?: Partial<PostgresTimeouts>;
+};
+
+/**
+ * Bounds on every wait for the database, so a database (or a node) that stops answering costs a
+ * clear error in bounded time, never a hung request: connecting, a query's answer (client side,
+ * for a silent server), a statement's run and an idle transaction (server side: a stalled node's
+ * transaction is ended and its locks freed), and the wait for the append lock.
+ */
+export type PostgresTimeouts = { connectMs: number; queryMs: number; statementMs: number; idleInTransactionMs: number; appendLockMs: number };
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, queryMs: 30_000, statementMs: 25_000, idleInTransactionMs: 10_000, appendLockMs: 5_000 };
+
+/** Errors that mean "the database cannot answer now", not "this request is wrong". */
+const UNAVAILABLE_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300', '55P03', '57014', '25P03']);
+const UNAVAILABLE_MESSAGE = /Connection terminated|connection timeout|timeout exceeded|Query read timeout|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Client has encountered a connection error/i;
+
+function unavailable(err: unknown): StoreUnavailable | null {
+  if (err instanceof StoreUnavailable) return err;
+  const e = err as { code?: string; message?: string };
+  if ((e.code && (UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_NETWORK.has(e.code))) || UNAVAILABLE_MESSAGE.test(e.message ?? '')) {
+    return new StoreUnavailable(`the database is not answering: ${e.message ?? String(err)}`, { cause: err });
+  }
+  return null;
+}
+
+/** Rethrows `err` as StoreUnavailable when it means the database cannot answer. */
+function rethrow(err: unknown): never {
+  throw unavailable(err) ?? err;
+}
 
 /** Splits our `?schema=` parameter off a postgres:// URL (node-postgres does not know it). */
 export function parsePostgresUrl(url: string): PostgresOptions {
@@ -42,13 +75,19 @@ export class PostgresStore implements LedgerStore {
   readonly maxBatchesInFlight = 1;
   readonly pool: pg.Pool;
   readonly schema: string;
+  private readonly timeouts: PostgresTimeouts;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
     if (!SCHEMA_NAME.test(this.schema)) throw new Error(`invalid PostgreSQL schema name: ${this.schema}`);
+    this.timeouts = { ...DEFAULT_POSTGRES_TIMEOUTS, ...options.timeouts };
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
+      connectionTimeoutMillis: this.timeouts.connectMs,
+      query_timeout: this.timeouts.queryMs,
+      statement_timeout: this.timeouts.statementMs,
+      idle_in_transaction_session_timeout: this.timeouts.idleInTransactionMs,
       options: `-c search_path=${this.schema}`,
     });
     // A client that loses its connection emits 'error': idle ones through the pool, checked-out
@@ -59,12 +98,12 @@ export class PostgresStore implements LedgerStore {
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.pool.query(sql, params)).rows as Row[];
+    return (await this.pool.query(sql, params).catch(rethrow)).rows as Row[];
   }
 
   /** `begin` may add statements to BEGIN's round trip (a simple query: no parameters). */
   private async inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch(rethrow);
     let broken: Error | undefined;
     try {
       await client.query(begin);
@@ -74,7 +113,7 @@ export class PostgresStore implements LedgerStore {
     } catch (err) {
       // A client that cannot even roll back has lost its connection: destroy it, never reuse it.
       await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-      throw err;
+      rethrow(err);
     } finally {
       client.release(broken);
     }
@@ -201,7 +240,7 @@ export class PostgresStore implements LedgerStore {
       const { rows, result } = plan(await appendFacts(c, questions));
       await writeAppend(c, rows);
       return result;
-    }, `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`);
+    }, `BEGIN; SET LOCAL lock_timeout = ${this.timeouts.appendLockMs}; SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
