@@ -43,7 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('LEDGER_DATABASE_URL must be sqlite:<path> or postgres://user@host:port/db');
   }
   const adminToken = env.LEDGER_ADMIN_TOKEN || null;
-  if (adminToken !== null && adminToken.length < 16) throw new ConfigError('LEDGER_ADMIN_TOKEN must be at least 16 characters');
+  if (adminToken !== null && adminToken.trim().length < 16) throw new ConfigError('LEDGER_ADMIN_TOKEN must be at least 16 characters, not counting white space');
   const logLevel = env.LEDGER_LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LEDGER_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {

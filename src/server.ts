@@ -1,6 +1,7 @@
 // Starts the service from a Config: open and migrate the store, listen, and shut down
 // gracefully on SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
 import { buildApp, type LedgerApp } from './api/app.ts';
+import { loggerOptions } from './api/logging.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
@@ -27,7 +28,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     store,
     config,
     checkSignature: signatureChecker(store, verifier.verify),
-    logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    logger: loggerOptions(config.logLevel),
   });
   const url = await ledger.app.listen({ port: config.port, host: config.host });
   let stopping: Promise<void> | null = null;

@@ -34,7 +34,8 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
     const created = await options.operators.createAgent({ handle: b.handle, displayName: b.display_name ?? null, demo: b.demo ?? false, scopes: b.scopes as Scope[] | undefined });
     if (!created.ok) return sendError(request, reply, created.error);
     const { agent, apiKey } = created.value;
-    return reply.code(201).send({ agent: agentView(agent), api_key: apiKeyView(apiKey, agent.handle, apiKey.secret) });
+    // The one response that carries the secret: no cache may keep it.
+    return reply.code(201).header('cache-control', 'no-store').send({ agent: agentView(agent), api_key: apiKeyView(apiKey, agent.handle, apiKey.secret) });
   });
 
   app.get('/v1/admin/agents', {
@@ -77,7 +78,7 @@ export async function adminRoutes(app: App, options: AdminRoutesOptions): Promis
   }, async function issueApiKey(request, reply) {
     const issued = await options.operators.issueKey(request.params.handle, request.body.scopes as Scope[] | undefined);
     if (!issued.ok) return sendError(request, reply, issued.error);
-    return reply.code(201).send({ api_key: apiKeyView(issued.value.apiKey, issued.value.agent.handle, issued.value.apiKey.secret) });
+    return reply.code(201).header('cache-control', 'no-store').send({ api_key: apiKeyView(issued.value.apiKey, issued.value.agent.handle, issued.value.apiKey.secret) });
   });
 
   app.post('/v1/admin/api-keys/:id/revoke', {
