@@ -96,4 +96,24 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     execution_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.type = 'execution'),
     signed_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.signature IS NOT NULL);
   `,
+  // A chain head only advances, and only to the agent's newest record: moving it back would hide
+  // records from /chain and /export while what is left still verifies.
+  `
+  CREATE FUNCTION chain_heads_only_advance() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'DELETE' THEN
+      RAISE EXCEPTION 'chain_heads: a head is never deleted';
+    END IF;
+    IF NEW.seq < OLD.seq
+      OR (NEW.seq = OLD.seq AND NEW.hash <> OLD.hash)
+      OR (NEW.seq > OLD.seq AND (
+        NOT EXISTS (SELECT 1 FROM records WHERE agent_id = NEW.agent_id AND chain_seq = NEW.seq AND chain_hash = NEW.hash)
+        OR EXISTS (SELECT 1 FROM records WHERE agent_id = NEW.agent_id AND chain_seq > NEW.seq))) THEN
+      RAISE EXCEPTION 'chain_heads: a head only advances, to the agent''s newest record';
+    END IF;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER chain_heads_only_advance BEFORE UPDATE OR DELETE ON chain_heads
+    FOR EACH ROW EXECUTE FUNCTION chain_heads_only_advance();
+  `,
 ];

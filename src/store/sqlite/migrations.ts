@@ -105,4 +105,21 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   DROP TABLE nonces;
   ALTER TABLE nonces_by_agent RENAME TO nonces;
   `,
+  // A chain head only advances, and only to the agent's newest record: moving it back would hide
+  // records from /chain and /export while what is left still verifies.
+  `
+  CREATE TRIGGER chain_heads_only_advance BEFORE UPDATE OF seq, hash ON chain_heads
+  WHEN NEW.seq < OLD.seq
+    OR (NEW.seq = OLD.seq AND NEW.hash <> OLD.hash)
+    OR (NEW.seq > OLD.seq AND (
+      NOT EXISTS (SELECT 1 FROM records WHERE agent_id = NEW.agent_id AND chain_seq = NEW.seq AND chain_hash = NEW.hash)
+      OR EXISTS (SELECT 1 FROM records WHERE agent_id = NEW.agent_id AND chain_seq > NEW.seq)))
+  BEGIN
+    SELECT RAISE(ABORT, 'chain_heads: a head only advances, to the agent''s newest record');
+  END;
+  CREATE TRIGGER chain_heads_no_delete BEFORE DELETE ON chain_heads
+  BEGIN
+    SELECT RAISE(ABORT, 'chain_heads: a head is never deleted');
+  END;
+  `,
 ];
