@@ -20,6 +20,7 @@ import type { LedgerStore } from '../store/port.ts';
 import { ApiError, installErrorHandling } from './errors.ts';
 import { SnapshotLocalStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
+import { installStrictQueryIntegers } from './query.ts';
 import { ErrorBody } from './schemas.ts';
 import type { App } from './types.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -120,6 +121,7 @@ async function createFastify(deps: AppDeps): Promise<App> {
   });
   installErrorHandling(app);
   installJsonBody(app);
+  installStrictQueryIntegers(app);
   await registerOpenApi(app, deps.config);
   await registerRateLimits(app, deps.config);
   return app;

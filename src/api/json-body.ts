@@ -25,11 +25,22 @@ function decodeUtf8(bytes: Buffer): string | null {
   }
 }
 
+/** The charset parameter of a Content-Type, lowercased and unquoted, or null when there is none. */
+function charsetOf(contentType: string | undefined): string | null {
+  const match = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType ?? '');
+  return match ? match[1]!.toLowerCase() : null;
+}
+
 export function installJsonBody(app: FastifyInstance): void {
   app.decorateRequest('lossless', undefined);
   // JSON only: fastify's default text/plain parser would hand a string to the route, a 400 where a wrong content type is a 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, bytes, done) => {
+    const charset = charsetOf(request.headers['content-type']);
+    if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new ApiError(errors.unsupportedMediaType(`the request body must be UTF-8 JSON, not charset=${charset}`, 'Content-Type')), undefined);
+      return;
+    }
     const text = decodeUtf8(bytes as Buffer);
     if (text === null) {
       done(new ApiError(errors.invalidRequest('the request body is not valid UTF-8', 'body')), undefined);

@@ -31,7 +31,7 @@ export const decisionFields = {
   target_allocation_pct: Type.Optional(Decimal('Share of the whole portfolio, 0 to 100.')),
   quantity: Type.Optional(Decimal('Quantity.')),
   notional: Type.Optional(Decimal('Notional amount.')),
-  currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3, default: 'USD' })),
+  currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3, pattern: NO_CONTROL_CHARACTERS, default: 'USD', description: 'A three-letter currency code (no control characters).' })),
   confidence: Type.Optional(Decimal('Confidence, 0 to 1.')),
   time_horizon: Type.Optional(Type.String({ maxLength: 120 })),
   thesis: Type.Optional(Type.String({ maxLength: 8000, description: 'The reasoning.' })),

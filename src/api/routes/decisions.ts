@@ -24,8 +24,17 @@ export type DecisionRoutesOptions = {
 
 const IDEMPOTENCY_KEY = 'idempotency-key';
 
+/** How many times the request carried header `name` (Node joins repeats into one value). */
+function headerCount(request: FastifyRequest, name: string): number {
+  return request.raw.rawHeaders.filter((header, i) => i % 2 === 0 && header.toLowerCase() === name).length;
+}
+
 function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
   const key = request.headers[IDEMPOTENCY_KEY];
+  if (headerCount(request, IDEMPOTENCY_KEY) > 1) {
+    sendError(request, reply, errors.invalidRequest('send one Idempotency-Key header, not several', 'Idempotency-Key'));
+    return;
+  }
   if (key === undefined) {
     sendError(request, reply, errors.missingIdempotencyKey('POST /v1/decisions needs an Idempotency-Key header (8 to 255 characters, unique per decision)', 'Idempotency-Key'));
     return;
