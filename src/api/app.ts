@@ -17,7 +17,7 @@ import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { ApiError, installErrorHandling } from './errors.ts';
+import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
 import { SnapshotLocalStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installStrictQueryIntegers } from './query.ts';
@@ -69,12 +69,20 @@ function rateLimitRedis(app: App, url: string): Redis {
   return redis;
 }
 
+/** Seconds a client is told to wait when it reaches a node that is shutting down. */
+const RETRY_AFTER_CLOSING_S = 5;
+
 export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const { store, config } = deps;
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
   const app = await createFastify(deps);
+  app.addHook('onRequest', async (request, reply) => {
+    if (!closing) return;
+    reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
+    return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
+  });
 
   const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
   const operators = new Operators(store, clock);
@@ -111,7 +119,15 @@ async function createFastify(deps: AppDeps): Promise<App> {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestId,
     requestIdHeader: false,
-    return503OnClosing: true,
+    // Answered by our own hook below, in the 2.7 body with Retry-After.
+    return503OnClosing: false,
+    // Checked by an onRequest hook (installErrorHandling), so the refusal has the 2.7 body.
+    http: { requireHostHeader: false },
+    frameworkErrors,
+    clientErrorHandler: (err, socket) => {
+      if (socket.writable) socket.end(clientErrorResponse(err as { code?: string }));
+      else socket.destroy();
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   app.setValidatorCompiler(validatorCompiler());

@@ -3,6 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailable } from '../store/port.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
+import { requestId } from '../ledger/ids.ts';
 
 export class ApiError extends Error {
   constructor(readonly error: LedgerError) {
@@ -42,7 +43,7 @@ export function fromValidation(validation: AjvError[], context: string | undefin
   return errors.invalidRequest(validationMessage(first, param), param);
 }
 
-function fromFramework(err: FastifyError): LedgerError {
+function fromFramework(err: FastifyError, method: string): LedgerError {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return errors.unsupportedMediaType('the request body must be application/json', 'Content-Type');
@@ -57,7 +58,8 @@ function fromFramework(err: FastifyError): LedgerError {
   if (status === 404) return errors.notFound(err.message);
   if (status === 503) return errors.serviceUnavailable('the service is shutting down; retry shortly');
   if (status >= 400 && status < 500) return { ...errors.invalidRequest(err.message), status };
-  return errors.internalError('something went wrong on our side; nothing was recorded');
+  const recorded = method === 'GET' || method === 'HEAD' ? '' : '; nothing was recorded';
+  return errors.internalError(`something went wrong on our side${recorded}`);
 }
 
 /** Seconds a client is told to wait when the database is not answering. */
@@ -72,12 +74,49 @@ export function installErrorHandling(app: FastifyInstance): void {
       return sendError(request, reply, errors.serviceUnavailable('the database is not answering; nothing was recorded; retry shortly'));
     }
     if (err.validation) return sendError(request, reply, fromValidation(err.validation, err.validationContext));
-    const error = fromFramework(err);
+    const error = fromFramework(err, request.method);
     if (error.status >= 500) request.log.error({ err }, 'request failed');
     return sendError(request, reply, error);
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      return sendError(request, reply, errors.invalidRequest('an HTTP/1.1 request needs a Host header', 'Host'));
+    }
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     return sendError(request, reply, errors.notFound(`no such endpoint: ${request.method} ${path}`));
   });
 }
+
+/**
+ * The errors fastify meets before a route runs, answered in the 2.7 body too: a path whose
+ * percent-encoding is not valid (fastify's `frameworkErrors`).
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    sendError(request, reply, errors.invalidRequest('the URL path is not valid percent-encoded UTF-8', 'path'));
+    return;
+  }
+  sendError(request, reply, errors.invalidRequest(error.message));
+}
+
+/**
+ * Requests Node's HTTP parser refuses (malformed or folded headers, bare LF, conflicting
+ * Content-Length, bad chunks, control bytes, oversized headers) never reach fastify: they are
+ * answered here, on the socket, in the 2.7 body, and the connection is closed.
+ */
+export function clientErrorResponse(err: { code?: string }): string {
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const error = tooLarge
+    ? { type: 'invalid_request_error', code: 'request_too_large', message: 'the request headers or URL are too large', param: 'headers' }
+    : { type: 'invalid_request_error', code: 'invalid_request', message: 'the HTTP request is malformed and could not be read' };
+  const body = JSON.stringify({ error: { ...error, request_id: requestId() } });
+  return `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    'Access-Control-Allow-Origin: *\r\n' +
+    'Connection: close\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
