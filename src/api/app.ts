@@ -2,7 +2,7 @@
 // Dependencies come in (store, clock, config) so tests run the real app on real databases.
 import Fastify from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import { Redis } from 'ioredis';
@@ -18,7 +18,7 @@ import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
-import { SnapshotLocalStore } from './rate-limit-store.ts';
+import { SharedBudget, SnapshotLocalStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installStrictQueryIntegers } from './query.ts';
 import { ErrorBody } from './schemas.ts';
@@ -62,7 +62,8 @@ function validatorCompiler() {
 
 /** The shared rate-limit budget's Redis connection, closed with the app (the plugin never closes it). */
 function rateLimitRedis(app: App, url: string): Redis {
-  const redis = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false });
+  // Commands are never queued while Redis is away (SharedBudget counts locally instead).
+  const redis = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
   app.addHook('onClose', async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
@@ -77,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
-  const app = await createFastify(deps);
+  const { app, rateLimitsDegraded } = await createFastify(deps);
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
@@ -90,7 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const authenticate = authenticator(store);
   const reads = new PublicReads(store, config.baseUrl);
 
-  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing });
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
@@ -113,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 }
 
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
-async function createFastify(deps: AppDeps): Promise<App> {
+async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean }> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -139,8 +140,8 @@ async function createFastify(deps: AppDeps): Promise<App> {
   installJsonBody(app);
   installStrictQueryIntegers(app);
   await registerOpenApi(app, deps.config);
-  await registerRateLimits(app, deps.config);
-  return app;
+  const rateLimitsShared = await registerRateLimits(app, deps.config);
+  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !rateLimitsShared() };
 }
 
 async function registerOpenApi(app: App, config: Config): Promise<void> {
@@ -165,14 +166,29 @@ async function registerOpenApi(app: App, config: Config): Promise<void> {
   });
 }
 
-async function registerRateLimits(app: App, config: Config): Promise<void> {
+/** Registers the limiter; answers whether budgets are shared between processes right now. */
+async function registerRateLimits(app: App, config: Config): Promise<() => boolean> {
+  let store: new (params: object) => FastifyRateLimitStore = SnapshotLocalStore;
+  let isShared = () => false;
+  if (config.redisUrl) {
+    const redis = rateLimitRedis(app, config.redisUrl);
+    let lastError = '';
+    redis.on('error', (err: Error) => (lastError = err.message));
+    const budget = new SharedBudget(redis, 'ledger-rate-', (shared) => {
+      if (shared) app.log.info('rate limits: Redis is back; budgets are shared between processes again');
+      else app.log.warn({ reason: lastError || 'not connected' }, 'rate limits: Redis is unreachable; each process counts its own budget until it returns');
+    });
+    store = budget.storeClass();
+    isShared = () => budget.isShared;
+  }
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true,
-    ...(config.redisUrl ? { redis: rateLimitRedis(app, config.redisUrl), nameSpace: 'ledger-rate-' } : { store: SnapshotLocalStore }),
+    store,
     errorResponseBuilder: (_request, context) =>
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
+  return isShared;
 }
 
 /**

@@ -39,3 +39,77 @@ export class SnapshotLocalStore implements FastifyRateLimitStore {
     return new SnapshotLocalStore(params as StoreParams);
   }
 }
+
+type RedisLike = {
+  status: string;
+  on(event: 'ready' | 'error' | 'end', listener: (...args: unknown[]) => void): unknown;
+};
+
+const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as
+  new (continueExceeding: boolean, exponentialBackoff: boolean, redis: RedisLike, key: string) => Inner;
+
+/**
+ * The shared budget, in Redis, while Redis answers; each process's own budget while it does not.
+ * A Redis outage must not turn requests into 500s: the limiter falls back (told once through
+ * `onChange(false)`) and resumes the shared budget when Redis is ready again (`onChange(true)`).
+ * While Redis is away, commands are not queued for it: each request is counted locally at once.
+ */
+export class SharedBudget {
+  private shared: boolean;
+
+  constructor(private readonly redis: RedisLike, private readonly nameSpace: string, private readonly onChange: (shared: boolean) => void) {
+    this.shared = redis.status === 'ready';
+    redis.on('ready', () => this.set(true));
+    redis.on('error', () => this.set(false));
+    redis.on('end', () => this.set(false));
+  }
+
+  /** Whether requests are counted in the shared budget now. */
+  get isShared(): boolean {
+    return this.shared;
+  }
+
+  private set(shared: boolean): void {
+    if (shared === this.shared) return;
+    this.shared = shared;
+    this.onChange(shared);
+  }
+
+  /** The store class @fastify/rate-limit instantiates (it passes only the limit's parameters). */
+  storeClass(): new (params: StoreParams) => FastifyRateLimitStore {
+    const budget = this;
+    return class SharedOrLocalStore implements FastifyRateLimitStore {
+      private readonly remote: Inner;
+      private readonly local: SnapshotLocalStore;
+
+      constructor(params: StoreParams) {
+        this.remote = new RedisStore(params.continueExceeding === true, params.exponentialBackoff === true, budget.redis, budget.nameSpace);
+        this.local = new SnapshotLocalStore(params);
+      }
+
+      incr(key: string, cb: Callback, timeWindow: number, max: number): void {
+        this.count('incr', key, cb, timeWindow, max);
+      }
+
+      read(key: string, cb: Callback, timeWindow: number, max: number): void {
+        this.count('read', key, cb, timeWindow, max);
+      }
+
+      child(params: object): FastifyRateLimitStore {
+        return new SharedOrLocalStore(params as StoreParams);
+      }
+
+      private count(method: 'incr' | 'read', key: string, cb: Callback, timeWindow: number, max: number): void {
+        if (budget.redis.status !== 'ready') {
+          budget.set(false);
+          return this.local[method](key, cb, timeWindow, max);
+        }
+        this.remote[method](key, (error, result) => {
+          if (!error) return cb(null, result);
+          budget.set(false);
+          this.local[method](key, cb, timeWindow, max);
+        }, timeWindow, max);
+      }
+    };
+  }
+}

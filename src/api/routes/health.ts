@@ -10,7 +10,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-export async function healthRoutes(app: App, options: { ping: () => Promise<void>; isClosing: () => boolean }): Promise<void> {
+export async function healthRoutes(app: App, options: { ping: () => Promise<void>; isClosing: () => boolean; rateLimitsDegraded: () => boolean }): Promise<void> {
   app.get('/healthz', { schema: { hide: true } }, async function healthz() {
     return { status: 'ok' };
   });
@@ -18,6 +18,8 @@ export async function healthRoutes(app: App, options: { ping: () => Promise<void
     if (options.isClosing()) return reply.code(503).send({ status: 'closing' });
     try {
       await withTimeout(options.ping(), READY_TIMEOUT_MS);
+      // Still ready without Redis (each process counts its own rate-limit budget), but said so.
+      if (options.rateLimitsDegraded()) return { status: 'degraded', rate_limits: 'per-process: Redis is unreachable' };
       return { status: 'ready' };
     } catch {
       return reply.code(503).send({ status: 'database unavailable' });
