@@ -166,6 +166,22 @@ async function registerOpenApi(app: App, config: Config): Promise<void> {
   });
 }
 
+/** How long a starting app waits for Redis before it counts budgets locally (and says so). */
+const REDIS_START_WAIT_MS = 2_000;
+
+function redisReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
+}
+
 /** Registers the limiter; answers whether budgets are shared between processes right now. */
 async function registerRateLimits(app: App, config: Config): Promise<() => boolean> {
   let store: new (params: object) => FastifyRateLimitStore = SnapshotLocalStore;
@@ -180,6 +196,7 @@ async function registerRateLimits(app: App, config: Config): Promise<() => boole
     });
     store = budget.storeClass();
     isShared = () => budget.isShared;
+    await redisReady(redis, REDIS_START_WAIT_MS); // shared from the first request when Redis is up
   }
   await app.register(rateLimit, {
     global: false,

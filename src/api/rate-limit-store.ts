@@ -58,7 +58,8 @@ export class SharedBudget {
   private shared: boolean;
 
   constructor(private readonly redis: RedisLike, private readonly nameSpace: string, private readonly onChange: (shared: boolean) => void) {
-    this.shared = redis.status === 'ready';
+    // Shared until Redis is seen failing, so that connecting at start-up is not logged as a recovery.
+    this.shared = true;
     redis.on('ready', () => this.set(true));
     redis.on('error', () => this.set(false));
     redis.on('end', () => this.set(false));
