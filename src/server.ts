@@ -4,6 +4,7 @@ import { buildApp, type LedgerApp } from './api/app.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
+import { SyncWorker } from './brokers/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -30,8 +31,11 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
   });
   const url = await ledger.app.listen({ port: config.port, host: config.host });
+  const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
+  brokerSync.start();
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
+    await brokerSync.stop();
     await ledger.close();
     await verifier.close();
     await store.close();

@@ -30,6 +30,9 @@ import { immutableRoutes } from './routes/immutable.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
 import { PublicReads } from '../ledger/public/reads.ts';
+import type { BrokerConnections } from '../brokers/connections.ts';
+import { brokerConnections } from '../brokers/service.ts';
+import { brokerRoutes } from './routes/brokers.ts';
 
 export type { App } from './types.ts';
 
@@ -41,9 +44,11 @@ export type AppDeps = {
   logger?: boolean | object;
   /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
   decisions?: DecisionService;
+  /** Broker connections; built from config, store and clock when omitted. */
+  brokers?: BrokerConnections;
 };
 
-export type LedgerApp = { app: App; decisions: DecisionService; close: () => Promise<void> };
+export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
 function validatorCompiler() {
@@ -128,6 +133,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock });
+  const brokers = deps.brokers ?? brokerConnections({
+    store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
+  });
+  await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -136,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   return {
     app,
     decisions,
+    brokers,
     close: async () => {
       closing = true;
       // Stops accepting and waits for in-flight requests. A keep-alive connection that finishes
@@ -146,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
       } finally {
         clearInterval(sweep);
       }
+      await brokers.drain();
       await decisions.drain();
     },
   };
