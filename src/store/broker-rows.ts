@@ -80,8 +80,12 @@ export function snapshotFromRow(r: Row): PositionSnapshot {
   };
 }
 
-/** Sort keys (record ULIDs) of records recorded in [fromMs, toMs]: the ULID's first 10 characters are its time. */
-export function sortKeyRange(fromMs: number, toMs: number): [string, string] {
+/**
+ * Bounds of records recorded in [fromMs, toMs]. A record's ULID time is never before its recorded_at
+ * (ids only move forward, ledger/append.ts), so the sort key bounds the start (through the index)
+ * and recorded_at the end.
+ */
+export function decisionRange(fromMs: number, toMs: number): { fromSortKey: string; toRecordedAt: string } {
   const clamp = (ms: number) => Math.min(Math.max(0, Math.floor(ms)), 2 ** 48 - 1);
-  return [encodeTime(clamp(fromMs), 10), encodeTime(clamp(toMs) + 1, 10)];
+  return { fromSortKey: encodeTime(clamp(fromMs), 10), toRecordedAt: new Date(clamp(toMs)).toISOString() };
 }

@@ -7,7 +7,7 @@ import type {
   PositionSnapshot, Sealed, SyncLock,
 } from '../broker-port.ts';
 import {
-  CONNECTION_COLUMNS, connectionFromRow, connectionParams, decisionFromRow, patchColumns, snapshotFromRow, sortKeyRange, userFromRow,
+  CONNECTION_COLUMNS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, patchColumns, snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
 import type { PostgresStore } from './store.ts';
@@ -118,9 +118,9 @@ export class PostgresBrokerStore implements BrokerStore {
   }
 
   async decisionsBetween(agentId: string, fromMs: number, toMs: number): Promise<DecisionForLinking[]> {
-    const [from, to] = sortKeyRange(fromMs, toMs);
+    const { fromSortKey, toRecordedAt } = decisionRange(fromMs, toMs);
     return (await this.q(`SELECT id, agent_id, symbol, recorded_at, content FROM records
-      WHERE agent_id = $1 AND sort_key >= $2 AND sort_key < $3 AND type = 'decision' ORDER BY sort_key`, [agentId, from, to])).map(decisionFromRow);
+      WHERE agent_id = $1 AND sort_key >= $2 AND type = 'decision' AND recorded_at <= $3 ORDER BY sort_key`, [agentId, fromSortKey, toRecordedAt])).map(decisionFromRow);
   }
 
   async saveSnapshot(s: PositionSnapshot): Promise<void> {

@@ -5,7 +5,7 @@ import type {
   PositionSnapshot, Sealed, SyncLock,
 } from '../broker-port.ts';
 import {
-  CONNECTION_COLUMNS, connectionFromRow, connectionParams, decisionFromRow, patchColumns, snapshotFromRow, sortKeyRange, userFromRow,
+  CONNECTION_COLUMNS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, patchColumns, snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteStore } from './store.ts';
@@ -137,9 +137,9 @@ export class SqliteBrokerStore implements BrokerStore {
   }
 
   async decisionsBetween(agentId: string, fromMs: number, toMs: number): Promise<DecisionForLinking[]> {
-    const [from, to] = sortKeyRange(fromMs, toMs);
+    const { fromSortKey, toRecordedAt } = decisionRange(fromMs, toMs);
     return this.rows(`SELECT id, agent_id, symbol, recorded_at, content FROM records
-      WHERE agent_id = ? AND sort_key >= ? AND sort_key < ? AND type = 'decision' ORDER BY sort_key`, agentId, from, to).map(decisionFromRow);
+      WHERE agent_id = ? AND sort_key >= ? AND type = 'decision' AND recorded_at <= ? ORDER BY sort_key`, agentId, fromSortKey, toRecordedAt).map(decisionFromRow);
   }
 
   async saveSnapshot(s: PositionSnapshot): Promise<void> {
