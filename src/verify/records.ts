@@ -61,7 +61,7 @@ export type ChunkInput = {
 /** Failures listed per chunk (and overall); more are counted, not listed. */
 export const MAX_LISTED = 100;
 
-const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url']);
+const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url', 'provenance', 'broker']);
 const ENTRY_MEMBERS = new Set(['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash', 'signature']);
 const REQUIRED_MEMBERS = ['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash'];
 const SEQ = /^[1-9][0-9]{0,15}$/;

@@ -14,6 +14,10 @@ import type { StoredRecord } from '../../src/domain/types.ts';
 import { forEachStore } from '../support/stores.ts';
 import { asChainRecord } from '../api/record-helpers.ts';
 import { verifyChain } from '../../src/core/verify.ts';
+import { runVerify } from '../../src/verify/run.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { dayOfFills, startAlpacaSim, type AlpacaScenario, type AlpacaSim } from '../sim/alpaca.ts';
 import { brokerTestApp, type BrokerTestApp } from './wiring-support.ts';
 
@@ -143,6 +147,14 @@ await forEachStore('broker sync wired into the service', (kind) => {
       assert.equal(exp.statusCode, 200);
       responses.push(exp.body);
       assert.equal(exp.body.split('\n').filter((l) => l.includes('"execution"')).length >= sim.scenario.fills.length, true);
+      // `ledger verify` on the export file: executions and their provenance labels pass.
+      const dir = mkdtempSync(join(tmpdir(), 'brk-export-'));
+      const file = join(dir, 'export.ndjson');
+      writeFileSync(file, exp.body);
+      const lines: string[] = [];
+      const code = await runVerify(file, { workers: 0 }, (l) => lines.push(l));
+      rmSync(dir, { recursive: true, force: true });
+      assert.equal(code, 0, lines.join('\n'));
     });
 
     test('positions are snapshotted and reconciled; the connection shows them', async () => {
