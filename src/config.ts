@@ -10,6 +10,20 @@ export type Config = {
   writeLimitPerMinute: number;
   readLimitPerMinute: number;
   logLevel: string;
+  brokers: BrokerConfig;
+};
+
+/** Broker connections (issue 13): where the brokers are, the master key of the credentials vault, the sync interval. */
+export type BrokerConfig = {
+  alpacaTradingUrl: string | null;
+  snaptradeUrl: string;
+  snaptradeClientId: string | null;
+  snaptradeConsumerKey: string | null;
+  syncIntervalS: number;
+  masterKey: string | null;
+  masterKeyFile: string | null;
+  /** Where a generated master key is kept: the SQLite database's directory, else ./data. */
+  dataDir: string;
 };
 
 export class ConfigError extends Error {}
@@ -57,5 +71,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     writeLimitPerMinute: integer(env, 'LEDGER_WRITE_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
     readLimitPerMinute: integer(env, 'LEDGER_READ_LIMIT_PER_MIN', 600, 1, 1_000_000_000),
     logLevel,
+    brokers: loadBrokerConfig(env, databaseUrl),
+  };
+}
+
+function loadBrokerConfig(env: NodeJS.ProcessEnv, databaseUrl: string): BrokerConfig {
+  const sqlitePath = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : null;
+  const dataDir = sqlitePath && sqlitePath !== ':memory:' && sqlitePath.includes('/') ? sqlitePath.slice(0, sqlitePath.lastIndexOf('/')) || '/' : './data';
+  return {
+    alpacaTradingUrl: env.LEDGER_ALPACA_TRADING_URL ? url('LEDGER_ALPACA_TRADING_URL', env.LEDGER_ALPACA_TRADING_URL, ['http:', 'https:']) : null,
+    snaptradeUrl: url('LEDGER_SNAPTRADE_URL', env.LEDGER_SNAPTRADE_URL || 'https://api.snaptrade.com', ['http:', 'https:']),
+    snaptradeClientId: env.LEDGER_SNAPTRADE_CLIENT_ID || null,
+    snaptradeConsumerKey: env.LEDGER_SNAPTRADE_CONSUMER_KEY || null,
+    syncIntervalS: integer(env, 'LEDGER_SYNC_INTERVAL_S', 60, 0, 86_400 * 7),
+    masterKey: env.LEDGER_MASTER_KEY || null,
+    masterKeyFile: env.LEDGER_MASTER_KEY_FILE || null,
+    dataDir,
   };
 }

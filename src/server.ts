@@ -5,6 +5,7 @@ import { loggerOptions } from './api/logging.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
+import { SyncWorker } from './brokers/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -31,8 +32,11 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     logger: loggerOptions(config.logLevel),
   });
   const url = await ledger.app.listen({ port: config.port, host: config.host });
+  const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
+  brokerSync.start();
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
+    await brokerSync.stop();
     await ledger.close();
     await verifier.close();
     await store.close();

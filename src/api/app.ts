@@ -31,6 +31,9 @@ import { immutableRoutes } from './routes/immutable.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
 import { PublicReads } from '../ledger/public/reads.ts';
+import type { BrokerConnections } from '../brokers/connections.ts';
+import { brokerConnections } from '../brokers/service.ts';
+import { brokerRoutes } from './routes/brokers.ts';
 
 export type { App } from './types.ts';
 
@@ -42,9 +45,11 @@ export type AppDeps = {
   logger?: boolean | object;
   /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
   decisions?: DecisionService;
+  /** Broker connections; built from config, store and clock when omitted. */
+  brokers?: BrokerConnections;
 };
 
-export type LedgerApp = { app: App; decisions: DecisionService; close: () => Promise<void> };
+export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
 function validatorCompiler() {
@@ -97,6 +102,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock });
+  const brokers = deps.brokers ?? brokerConnections({
+    store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
+  });
+  await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -105,9 +114,11 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   return {
     app,
     decisions,
+    brokers,
     close: async () => {
       closing = true;
       await closeGracefully(app);
+      await brokers.drain();
       await decisions.drain();
     },
   };

@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
 import { registerOperatorCommands } from './operators.ts';
 import { registerVerifyCommand } from './verify.ts';
+import { registerBrokerCommands } from './brokers.ts';
 
 const program = new Command()
   .name('ledger')
@@ -38,6 +39,7 @@ program.command('serve')
 
 registerOperatorCommands(program);
 registerVerifyCommand(program);
+registerBrokerCommands(program);
 
 try {
   await program.parseAsync(process.argv);

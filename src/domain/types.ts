@@ -14,8 +14,8 @@ export type Agent = {
   createdAt: string;
 };
 
-export type Scope = 'decisions:write' | 'decisions:read' | 'keys:write';
-export const ALL_SCOPES: readonly Scope[] = ['decisions:write', 'decisions:read', 'keys:write'];
+export type Scope = 'decisions:write' | 'decisions:read' | 'keys:write' | 'brokers:write' | 'brokers:read';
+export const ALL_SCOPES: readonly Scope[] = ['decisions:write', 'decisions:read', 'keys:write', 'brokers:write', 'brokers:read'];
 
 export type ApiKey = {
   id: string;

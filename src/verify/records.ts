@@ -61,7 +61,7 @@ export type ChunkInput = {
 /** Failures listed per chunk (and overall); more are counted, not listed. */
 export const MAX_LISTED = 100;
 
-const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url']);
+const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url', 'provenance', 'broker']);
 const ENTRY_MEMBERS = new Set(['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash', 'signature']);
 const REQUIRED_MEMBERS = ['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash'];
 const SEQ = /^[1-9][0-9]{0,15}$/;
@@ -84,6 +84,21 @@ function describeWhere(seq: number | undefined, id: string | undefined, line: nu
 }
 
 /** A published record -> the core's ChainRecord, plus what is wrong with its entry's form. */
+/**
+ * The labels a public read puts beside an execution (`provenance`, `broker`) are not hashed, so
+ * they must say exactly what the hashed record says: BROKER_SYNCED on executions only, and the
+ * broker named in the content.
+ */
+function provenanceProblems(value: Record<string, unknown>, type: unknown, content: CanonValue | null, problems: string[]): void {
+  if (value.provenance === undefined && value.broker === undefined) return;
+  if (type !== 'execution' || value.provenance !== 'BROKER_SYNCED') {
+    problems.push(`provenance ${JSON.stringify(value.provenance)} does not fit a ${JSON.stringify(type)} record (only executions are BROKER_SYNCED)`);
+    return;
+  }
+  const broker = isObject(content) && typeof content.broker === 'string' ? content.broker : null;
+  if (content !== null && value.broker !== broker) problems.push(`broker ${JSON.stringify(value.broker)} is not the content's broker ${JSON.stringify(broker)}`);
+}
+
 function parseRecord(raw: unknown, agent: string, requireContent: boolean): Parsed | string {
   let value = raw;
   if (typeof raw === 'string') {
@@ -119,6 +134,7 @@ function parseRecord(raw: unknown, agent: string, requireContent: boolean): Pars
       content = null; // reported by content_bytes (it cannot hash to content_hash) and content_hash
     }
   }
+  provenanceProblems(value, entry.type, content, problems);
   const seq = typeof entry.seq === 'string' ? Number(entry.seq) : NaN;
   return {
     record: {

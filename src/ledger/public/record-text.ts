@@ -26,10 +26,21 @@ export type RecordShape = {
  * stored canonical string, `document` the same text embedded as an object.
  */
 export function recordJson(r: StoredRecord, shape: RecordShape, extra = ''): string {
-  let s = `{"entry":${entryText(r)},"chain_hash":${JSON.stringify(r.chainHash)}`;
+  let s = `{"entry":${entryText(r)},"chain_hash":${JSON.stringify(r.chainHash)}${provenanceText(r)}`;
   if (shape.payloads) {
     s += `,"content":${JSON.stringify(r.content)}`;
     if (shape.document) s += `,"document":${r.content}`;
   }
   return s + extra + '}';
+}
+
+/**
+ * Where an execution came from: `"provenance":"BROKER_SYNCED","broker":"<name>"` (imported by the
+ * broker sync, never sent by the agent). Decisions are shown as before (their provenance,
+ * SERVICE_RECORDED, is in the decision response).
+ */
+function provenanceText(r: StoredRecord): string {
+  if (r.type !== 'execution') return '';
+  const broker = (JSON.parse(r.content) as { broker?: unknown }).broker;
+  return `,"provenance":"BROKER_SYNCED","broker":${JSON.stringify(typeof broker === 'string' ? broker : null)}`;
 }

@@ -122,4 +122,65 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'chain_heads: a head is never deleted');
   END;
   `,
+  // Broker connections (issue 13): connections with sealed credentials, the SnapTrade user of each
+  // agent, the index of imported fills (each recorded once; its link), position snapshots.
+  `
+  CREATE TABLE broker_connections (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    kind TEXT NOT NULL,
+    environment TEXT,
+    status TEXT NOT NULL,
+    credentials TEXT,
+    key_version INTEGER,
+    accounts TEXT NOT NULL,
+    external_id TEXT,
+    cursor TEXT NOT NULL,
+    last_sync TEXT,
+    progress TEXT,
+    last_error TEXT,
+    state_hash TEXT UNIQUE,
+    state_expires_at TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    disconnected_at TEXT
+  );
+  CREATE INDEX broker_connections_agent ON broker_connections(agent_id);
+  CREATE TABLE broker_users (
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    kind TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    key_version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, kind)
+  );
+  CREATE TABLE broker_fills (
+    agent_id TEXT NOT NULL,
+    fill_key TEXT NOT NULL,
+    connection_id TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    order_key TEXT NOT NULL,
+    broker_order_id TEXT,
+    symbol TEXT NOT NULL,
+    side TEXT NOT NULL,
+    quantity TEXT NOT NULL,
+    cumulative_quantity TEXT,
+    decision_id TEXT,
+    link_method TEXT,
+    PRIMARY KEY (agent_id, fill_key)
+  );
+  CREATE INDEX broker_fills_connection ON broker_fills(connection_id);
+  CREATE INDEX broker_fills_order ON broker_fills(agent_id, broker_order_id);
+  CREATE INDEX broker_fills_decision ON broker_fills(decision_id);
+  CREATE TABLE broker_snapshots (
+    connection_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    taken_at TEXT NOT NULL,
+    positions TEXT NOT NULL,
+    balances TEXT NOT NULL,
+    reconciliation TEXT NOT NULL,
+    PRIMARY KEY (connection_id, taken_at)
+  );
+  `,
 ];

@@ -1,0 +1,57 @@
+// A real service with broker connections for the wiring tests: the app on a real store, its log
+// lines captured (to scan them for credentials), a clock the test moves, and the Alpaca simulator.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { Clock } from '../../src/ledger/clock.ts';
+import { Operators } from '../../src/ledger/operators.ts';
+import { signatureChecker } from '../../src/ledger/signing.ts';
+import type { Scope } from '../../src/domain/types.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
+import { uniqueHandle, idempotencyKey } from '../support/app.ts';
+
+export class TestClock implements Clock {
+  constructor(public ms: number) {}
+  now(): Date {
+    return new Date(this.ms);
+  }
+  set(iso: string): void {
+    this.ms = Date.parse(iso);
+  }
+}
+
+export type BrokerTestApp = LedgerApp & {
+  store: LedgerStore;
+  clock: TestClock;
+  operators: Operators;
+  logs: string[];
+  agent: (opts?: { scopes?: Scope[] }) => Promise<{ handle: string; secret: string; agentId: string }>;
+  decide: (secret: string, body: Record<string, unknown>) => Promise<{ id: string; link_token: string; recorded_at: string }>;
+};
+
+export const MASTER_KEY = randomBytes(32).toString('base64');
+
+export async function brokerTestApp(store: LedgerStore, env: Record<string, string>, startIso = '2026-03-13T13:00:00.000Z'): Promise<BrokerTestApp> {
+  const logs: string[] = [];
+  const stream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done(); } });
+  const config = loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_MASTER_KEY: MASTER_KEY, LEDGER_SYNC_INTERVAL_S: '0', ...env });
+  const clock = new TestClock(Date.parse(startIso));
+  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store), logger: { level: 'trace', stream } });
+  const operators = new Operators(store, clock);
+  const agent: BrokerTestApp['agent'] = async (o = {}) => {
+    const handle = uniqueHandle('brk');
+    const created = await operators.createAgent({ handle, demo: false, scopes: o.scopes });
+    if (!created.ok) throw new Error(created.error.message);
+    return { handle, secret: created.value.apiKey.secret, agentId: created.value.agent.id };
+  };
+  const decide: BrokerTestApp['decide'] = async (secret, body) => {
+    const res = await ledger.app.inject({
+      method: 'POST', url: '/v1/decisions', payload: JSON.stringify(body),
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey() },
+    });
+    if (res.statusCode !== 201) throw new Error(res.body);
+    return res.json();
+  };
+  return { ...ledger, store, clock, operators, logs, agent, decide };
+}
