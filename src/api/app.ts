@@ -30,6 +30,7 @@ import { immutableRoutes } from './routes/immutable.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
 import { PublicReads } from '../ledger/public/reads.ts';
+import { LogReads } from '../log/reads.ts';
 
 export type { App } from './types.ts';
 
@@ -39,6 +40,8 @@ export type AppDeps = {
   clock?: Clock;
   checkSignature: SignatureCheck;
   logger?: boolean | object;
+  /** The vkey of this node's log key (log/key.ts), published on /transparency while the log is empty. */
+  logVkey?: string;
   /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
   decisions?: DecisionService;
 };
@@ -127,7 +130,8 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock });
+  const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

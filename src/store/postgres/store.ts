@@ -21,6 +21,8 @@ import {
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
+import { PostgresLogStore } from './log.ts';
+import type { LogStore } from '../log-port.ts';
 
 export type PostgresOptions = { connectionString: string; schema?: string | undefined; poolSize?: number };
 
@@ -42,6 +44,7 @@ export class PostgresStore implements LedgerStore {
   readonly maxBatchesInFlight = 1;
   readonly pool: pg.Pool;
   readonly schema: string;
+  readonly log: LogStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -53,6 +56,7 @@ export class PostgresStore implements LedgerStore {
     });
     // An idle client that loses its connection must not crash the process.
     this.pool.on('error', () => undefined);
+    this.log = new PostgresLogStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {

@@ -15,7 +15,8 @@ export async function transparencyRoutes(app: App, options: PublicRouteOptions):
     },
   }, async (_request, reply) => {
     cacheFor(reply, 'short');
-    return options.reads.transparency(options.clock.now());
+    const [document, log] = await Promise.all([options.reads.transparency(options.clock.now()), options.log.transparency()]);
+    return { ...document, log };
   });
   preflightRoute(app, '/v1/transparency');
 }
