@@ -45,7 +45,9 @@ await forEachStore('ledger verify on the global log', (kind) => {
     const ids: string[] = [];
     for (let i = 0; i < 150; i++) ids.push(...await record(t, a.secret, 1), ...await record(t, b.secret, 1));
     firstRecord = ids[0]!;
-    assert.equal(await testIntegrator(t.store, key).integratePending(), 300);
+    const integrator = testIntegrator(t.store, key);
+    assert.equal(await integrator.integratePending(), 300);
+    await integrator.stop();
     base = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/v1`;
 
     dir = mkdtempSync(join(tmpdir(), 'ledger-logverify-'));
