@@ -10,6 +10,10 @@ export type Config = {
   writeLimitPerMinute: number;
   readLimitPerMinute: number;
   logLevel: string;
+  /** The global log's Ed25519 key (PKCS#8 PEM); null: generated into the data directory on first start. */
+  logKeyFile: string | null;
+  /** The global log's origin, also its key name (log_v1 §2). */
+  logOrigin: string;
   brokers: BrokerConfig;
 };
 
@@ -60,17 +64,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminToken !== null && adminToken.trim().length < 16) throw new ConfigError('LEDGER_ADMIN_TOKEN must be at least 16 characters, not counting white space');
   const logLevel = env.LEDGER_LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LEDGER_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const baseUrl = url('LEDGER_BASE_URL', env.LEDGER_BASE_URL || `http://localhost:${port}/v1`, ['http:', 'https:']);
+  const siteUrl = url('LEDGER_SITE_URL', env.LEDGER_SITE_URL || `http://localhost:${port}`, ['http:', 'https:']);
+  const logOrigin = env.LEDGER_LOG_ORIGIN || `${new URL(siteUrl).host}/log`;
+  if (!/^[\x21-\x2a\x2c-\x7e]+$/.test(logOrigin)) throw new ConfigError(`LEDGER_LOG_ORIGIN must be printable ASCII without spaces or +, got ${JSON.stringify(logOrigin)}`);
   return {
     port,
     host: env.HOST || '127.0.0.1',
     databaseUrl,
     adminToken,
-    baseUrl: url('LEDGER_BASE_URL', env.LEDGER_BASE_URL || `http://localhost:${port}/v1`, ['http:', 'https:']),
-    siteUrl: url('LEDGER_SITE_URL', env.LEDGER_SITE_URL || `http://localhost:${port}`, ['http:', 'https:']),
+    baseUrl,
+    siteUrl,
     redisUrl: env.LEDGER_REDIS_URL ? url('LEDGER_REDIS_URL', env.LEDGER_REDIS_URL, ['redis:', 'rediss:']) : null,
     writeLimitPerMinute: integer(env, 'LEDGER_WRITE_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
     readLimitPerMinute: integer(env, 'LEDGER_READ_LIMIT_PER_MIN', 600, 1, 1_000_000_000),
     logLevel,
+    logKeyFile: env.LEDGER_LOG_KEY_FILE || null,
+    logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
   };
 }

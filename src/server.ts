@@ -4,6 +4,7 @@ import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
 import type { Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
+import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { SyncWorker } from './brokers/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
@@ -24,20 +25,36 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
 
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
   const store = await openMigrated(config.databaseUrl);
+  // The key is loaded before the app (which publishes its vkey) and its logger exist: what it says is logged once they do.
+  const keyNotes: { level: 'info' | 'warn'; message: string }[] = [];
+  const logKey = await loadServiceLogKey(config, {
+    info: (message) => keyNotes.push({ level: 'info', message }),
+    warn: (message) => keyNotes.push({ level: 'warn', message }),
+    error: (message) => keyNotes.push({ level: 'warn', message }),
+  }).catch(async (err) => {
+    await store.close();
+    throw err;
+  });
   const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
   const ledger = await buildApp({
     store,
     config,
     checkSignature: signatureChecker(store, verifier.verify),
     logger: loggerOptions(config.logLevel),
+    logVkey: logKey.vkey,
   });
+  for (const note of keyNotes) ledger.app.log[note.level](note.message);
   const url = await ledger.app.listen({ port: config.port, host: config.host });
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
+  const log = startIntegrator(store, logKey, {
+    info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
+  });
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await ledger.close();
+    await log.stop();
     await verifier.close();
     await store.close();
   })());

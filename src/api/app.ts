@@ -34,6 +34,7 @@ import { PublicReads } from '../ledger/public/reads.ts';
 import type { BrokerConnections } from '../brokers/connections.ts';
 import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
+import { LogReads } from '../log/reads.ts';
 
 export type { App } from './types.ts';
 
@@ -43,6 +44,8 @@ export type AppDeps = {
   clock?: Clock;
   checkSignature: SignatureCheck;
   logger?: boolean | object;
+  /** The vkey of this node's log key (log/key.ts), published on /transparency while the log is empty. */
+  logVkey?: string;
   /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
@@ -101,7 +104,8 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock });
+  const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });

@@ -1,6 +1,7 @@
 // The Store port: everything the ledger keeps, behind one interface with a SQLite and a
 // PostgreSQL adapter. Record tables are append-only: no method here updates or deletes a record.
 import type { RecordType } from '../core/chain.ts';
+import type { LogStore } from './log-port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
@@ -71,6 +72,8 @@ export type Page = { limit: number; before?: string | undefined };
 export interface LedgerStore {
   /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
   readonly maxBatchesInFlight: number;
+  /** The global log's storage (log-port.ts). */
+  readonly log: LogStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

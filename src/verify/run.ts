@@ -11,10 +11,22 @@ import {
   CHECKS, MAX_LISTED, emptyTallies, joinEdge, verifyChunk, type CheckName, type ChunkInput, type ChunkResult, type Edge, type Failure, type Tally,
 } from './records.ts';
 import { openSource, UnusableInput, type ChainPage, type PublishedHead, type PublishedKey, type Source } from './sources.ts';
+import {
+  isLogDirectory, isLogUrl, publishedVkey, readPinnedCheckpoint, readVkey, tileSource, verifyBundleInclusion, verifyLog,
+  type LogCheck, type PinnedCheckpoint,
+} from './log.ts';
+import { b64Decode } from '../core/base64.ts';
+import type { Hash } from '../core/merkle.ts';
+import type { Vkey } from '../core/note.ts';
 
 export type VerifyOptions = {
-  /** `<seq>:<chain_hash>` heads pinned earlier, each of which must still be in the chain. */
+  /**
+   * `<seq>:<chain_hash>` heads pinned earlier, each of which must still be in the chain; any other
+   * value is a file holding a log checkpoint pinned earlier, with which the log must be consistent.
+   */
   pins?: string[];
+  /** The global log's vkey (text or a file); default: the one the service publishes on /transparency. */
+  vkey?: string;
   /** Worker threads; 0 verifies in the main thread. Default: one per core, up to 4. */
   workers?: number;
   fetcher?: typeof fetch;
@@ -75,6 +87,15 @@ class Walk {
   }
 }
 
+const CHAIN_PIN = /^[0-9]+:[0-9a-fA-F]*$/;
+
+/** Splits --pin values into chain heads (`<seq>:<chain_hash>`) and pinned checkpoint files. */
+export async function splitPins(pins: string[]): Promise<{ heads: Pin[]; checkpoints: PinnedCheckpoint[] }> {
+  const heads = parsePins(pins.filter((p) => CHAIN_PIN.test(p)));
+  const checkpoints = await Promise.all(pins.filter((p) => !CHAIN_PIN.test(p)).map(readPinnedCheckpoint));
+  return { heads, checkpoints };
+}
+
 export function parsePins(pins: string[]): Pin[] {
   return pins.map((p) => {
     const m = /^([1-9][0-9]*):([0-9a-f]{64})$/.exec(p);
@@ -126,7 +147,28 @@ function pinCheck(walk: Walk, pins: Pin[]): void {
 
 // ---------------------------------------------------------------------------------------------
 
-type Report = { title: string[]; walk: Walk; subject: string };
+type Report = { title: string[]; walk: Walk; subject: string; log?: boolean };
+
+/** Where the log's vkey comes from: --vkey, else what the service at `baseUrl` publishes. */
+type LogContext = {
+  vkey: Vkey | null;
+  vkeyFrom: string;
+  checkpoints: PinnedCheckpoint[];
+  fetcher: typeof fetch;
+};
+
+async function resolveVkey(given: string | undefined, baseUrl: string | null, fetcher: typeof fetch): Promise<{ vkey: Vkey | null; vkeyFrom: string }> {
+  if (given !== undefined) return { vkey: await readVkey(given), vkeyFrom: '--vkey' };
+  if (baseUrl) {
+    const vkey = await publishedVkey(baseUrl, fetcher);
+    if (vkey) return { vkey, vkeyFrom: `published on ${baseUrl}/transparency` };
+  }
+  return { vkey: null, vkeyFrom: 'none' };
+}
+
+function addLogChecks(walk: Walk, checks: LogCheck[]): void {
+  for (const c of checks) walk.check(c.name, c.ok, c.summary, c.failures);
+}
 
 async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
   const { header } = source;
@@ -177,7 +219,7 @@ async function verifyChainPages(source: Extract<Source, { kind: 'chain' }>, pins
   };
 }
 
-function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin[]): Report {
+async function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin[], log: LogContext & { baseUrl: string | null }): Promise<Report> {
   const { bundle } = source;
   const record = bundle.record as { entry?: { seq?: unknown } } | undefined;
   const seq = typeof record?.entry?.seq === 'string' ? Number(record.entry.seq) : NaN;
@@ -197,14 +239,41 @@ function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin[]): R
       ? `the record (seq ${seq}) is within the agent's published head (seq ${head.seq})`
       : `the record (seq ${seq}) is not covered by the published head (seq ${head.seq}, chain_hash ${head.chain_hash})`);
   }
-  walk.check('inclusion_proof', bundle.inclusion_proof === null ? null : false, bundle.inclusion_proof === null
-    ? 'none in the bundle: the global log has not included this record yet'
-    : 'the bundle carries an inclusion proof this verifier does not check yet');
+  const { baseUrl } = log;
+  addLogChecks(walk, await verifyBundleInclusion(bundle, {
+    ...log,
+    pins: log.checkpoints,
+    consistency: baseUrl ? (from, to) => fetchConsistency(baseUrl, from, to, log.fetcher) : null,
+  }));
   walk.check('anchor_proof', bundle.anchor_proof === null ? null : false, bundle.anchor_proof === null
     ? 'none in the bundle: not anchored yet (canon_v1 §5 check 6 cannot run)'
     : 'the bundle carries an anchor proof this verifier does not check yet');
   pinCheck(walk, pins);
   return { title: [`proof bundle of ${bundle.id} (agent ${bundle.agent.handle}) from ${source.origin}`], walk, subject: bundle.agent.handle };
+}
+
+/** The consistency proof the service at baseUrl gives; null when it gives none. */
+async function fetchConsistency(baseUrl: string, from: number, to: number, fetcher: typeof fetch): Promise<Hash[] | null> {
+  try {
+    const res = await fetcher(`${baseUrl}/log/proof/consistency?from=${from}&to=${to}`);
+    if (res.status !== 200) return null;
+    const body = (await res.json()) as { hashes?: unknown };
+    if (!Array.isArray(body.hashes)) return null;
+    const hashes = body.hashes.map((h) => (typeof h === 'string' ? b64Decode(h) : null));
+    return hashes.every((h) => h !== null) ? (hashes as Hash[]) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function verifyLogSource(source: string, options: VerifyOptions, checkpoints: PinnedCheckpoint[], fetcher: typeof fetch): Promise<Report> {
+  const baseUrl = isLogUrl(source) ? source.replace(/\/+$/, '').replace(/\/log$/, '') : null;
+  const { vkey, vkeyFrom } = await resolveVkey(options.vkey, baseUrl, fetcher);
+  const result = await verifyLog(tileSource(source, fetcher), { vkey, vkeyFrom, pins: checkpoints });
+  const walk = new Walk(null);
+  walk.records = result.entries;
+  addLogChecks(walk, result.checks);
+  return { title: [`global log (log_v1) from ${result.origin}`], walk, subject: 'the global log', log: true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,7 +297,7 @@ function print(report: Report, out: (line: string) => void, seconds: number, wor
   for (const t of report.title) out(t);
   const { walk } = report;
   const failures = [...walk.failures].sort(bySeq);
-  for (const [name, description] of CHECKS) {
+  for (const [name, description] of report.log ? [] : CHECKS) {
     const t = walk.tallies[name];
     out(`${tallyLine(name, t)}  (${description})`);
     for (const f of failures.filter((x) => x.name === name)) out(failureLine(f));
@@ -243,7 +312,9 @@ function print(report: Report, out: (line: string) => void, seconds: number, wor
   const rate = seconds > 0 ? Math.round(walk.records / seconds) : walk.records;
   out(`time: ${walk.records} records in ${seconds.toFixed(2)} s (${rate} records/s, ${workers === 0 ? 'main thread' : `${workers} worker threads`})`);
   out(walk.ok
-    ? `verdict: PASS: ${walk.records} records of ${report.subject} verified (canon_v1 §5 checks 1-5; check 6, anchoring, has nothing to check yet)`
+    ? report.log
+      ? `verdict: PASS: ${walk.records} entries of ${report.subject} verified (log_v1 §6 checks 2-4)`
+      : `verdict: PASS: ${walk.records} records of ${report.subject} verified (canon_v1 §5 checks 1-5; check 6, anchoring, has nothing to check yet)`
     : `verdict: FAIL: ${failedNames(walk).join(', ')} failed; the listed seq/ids say where`);
 }
 
@@ -268,14 +339,24 @@ export async function runVerify(sourceArg: string, options: VerifyOptions, out: 
     return (pool ??= workerPool(workers));
   };
   try {
-    const pins = parsePins(options.pins ?? []);
-    const source = await openSource(sourceArg, options.fetcher);
+    const { heads: pins, checkpoints } = await splitPins(options.pins ?? []);
+    const fetcher = options.fetcher ?? fetch;
+    if (isLogUrl(sourceArg) || await isLogDirectory(sourceArg)) {
+      const report = await verifyLogSource(sourceArg, options, checkpoints, fetcher);
+      print(report, out, (performance.now() - started) / 1000, 0);
+      return report.walk.ok ? 0 : 1;
+    }
+    const source = await openSource(sourceArg, fetcher);
     const queueLimit = Math.max(1, workers) * QUEUE_PER_WORKER;
+    const proofBase = source.kind === 'proof' ? /^(https?:\/\/.+)\/proof\/[^/]+$/i.exec(source.origin)?.[1] ?? null : null;
     const report = source.kind === 'export'
       ? await verifyExport(source, pins, runner, queueLimit)
       : source.kind === 'chain'
         ? await verifyChainPages(source, pins, runner, queueLimit)
-        : verifyProof(source, pins);
+        : await verifyProof(source, pins, { ...await resolveVkey(options.vkey, proofBase, fetcher), checkpoints, fetcher, baseUrl: proofBase });
+    if (source.kind !== 'proof' && checkpoints.length > 0) {
+      report.walk.check('pinned_checkpoint', null, 'a pinned checkpoint is checked against the log (<base_url>/log) or a proof bundle, not against an export or a chain');
+    }
     print(report, out, (performance.now() - started) / 1000, pool ? workers : 0);
     return report.walk.ok ? 0 : 1;
   } catch (e) {

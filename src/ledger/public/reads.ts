@@ -124,13 +124,15 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/proof/{record_id}
 
-  async proof(recordId: string): Promise<Result<JsonText>> {
+  /** `sections` adds the proofs other wings hold (the global log's inclusion_proof) to a found record's bundle. */
+  async proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<JsonText>> {
     const record = isRecordId(recordId) ? await this.store.findRecord(recordId) : null;
     if (!record) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
-    const [agent, head, key] = await Promise.all([
+    const [agent, head, key, extra] = await Promise.all([
       this.store.findAgentById(record.agentId),
       this.store.chainHead(record.agentId),
       record.signature ? this.store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
+      sections(record.id),
     ]);
     const meta = {
       object: 'proof',
@@ -151,6 +153,7 @@ export class PublicReads {
         chain_from_here: this.urls.chainUrl(record.agentHandle, { afterSeq: record.chainSeq - 1 }),
         export: this.urls.exportUrl(record.agentHandle),
       },
+      ...extra,
     };
     const body = `${JSON.stringify(meta).slice(0, -1)},"record":${this.fullRecordJson(record)}}`;
     return ok({ body });

@@ -177,4 +177,32 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (connection_id, taken_at)
   );
   `,
+  // The global log (log_v1): leaves, the tree as hash tiles, signed checkpoints. Leaves and
+  // checkpoints are append-only like records; a tile is rewritten only to grow (partial to wider).
+  `
+  CREATE TABLE log_leaves (
+    log_index BIGINT PRIMARY KEY,
+    record_id TEXT NOT NULL UNIQUE REFERENCES records(id),
+    sort_key TEXT NOT NULL
+  );
+  CREATE TABLE log_tiles (
+    level INTEGER NOT NULL,
+    tile_index BIGINT NOT NULL,
+    hashes BYTEA NOT NULL,
+    PRIMARY KEY (level, tile_index)
+  );
+  CREATE TABLE log_checkpoints (
+    tree_size BIGINT PRIMARY KEY,
+    root BYTEA NOT NULL,
+    note TEXT NOT NULL,
+    vkey TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE FUNCTION log_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'log_is_append_only'; END $$;
+  CREATE TRIGGER log_leaves_no_change BEFORE UPDATE OR DELETE ON log_leaves
+    FOR EACH ROW EXECUTE FUNCTION log_is_append_only();
+  CREATE TRIGGER log_checkpoints_no_change BEFORE UPDATE OR DELETE ON log_checkpoints
+    FOR EACH ROW EXECUTE FUNCTION log_is_append_only();
+  `,
 ];

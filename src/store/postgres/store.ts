@@ -21,6 +21,8 @@ import {
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
+import { PostgresLogStore } from './log.ts';
+import type { LogStore } from '../log-port.ts';
 
 export type PostgresOptions = {
   connectionString: string;
@@ -76,6 +78,7 @@ export class PostgresStore implements LedgerStore {
   readonly pool: pg.Pool;
   readonly schema: string;
   private readonly timeouts: PostgresTimeouts;
+  readonly log: LogStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -95,6 +98,7 @@ export class PostgresStore implements LedgerStore {
     // (its request answers 500) and inTransaction drops the broken client from the pool.
     this.pool.on('error', () => undefined);
     this.pool.on('connect', (client) => client.on('error', () => undefined));
+    this.log = new PostgresLogStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {

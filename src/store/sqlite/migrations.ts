@@ -183,4 +183,34 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (connection_id, taken_at)
   );
   `,
+  // The global log (log_v1): leaves, the tree as hash tiles, signed checkpoints. Leaves and
+  // checkpoints are append-only like records; a tile is rewritten only to grow (partial to wider).
+  `
+  CREATE TABLE log_leaves (
+    log_index INTEGER PRIMARY KEY,
+    record_id TEXT NOT NULL UNIQUE REFERENCES records(id),
+    sort_key TEXT NOT NULL
+  );
+  CREATE TABLE log_tiles (
+    level INTEGER NOT NULL,
+    tile_index INTEGER NOT NULL,
+    hashes BLOB NOT NULL,
+    PRIMARY KEY (level, tile_index)
+  ) WITHOUT ROWID;
+  CREATE TABLE log_checkpoints (
+    tree_size INTEGER PRIMARY KEY,
+    root BLOB NOT NULL,
+    note TEXT NOT NULL,
+    vkey TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TRIGGER log_leaves_no_update BEFORE UPDATE ON log_leaves
+    BEGIN SELECT RAISE(ABORT, 'log_is_append_only'); END;
+  CREATE TRIGGER log_leaves_no_delete BEFORE DELETE ON log_leaves
+    BEGIN SELECT RAISE(ABORT, 'log_is_append_only'); END;
+  CREATE TRIGGER log_checkpoints_no_update BEFORE UPDATE ON log_checkpoints
+    BEGIN SELECT RAISE(ABORT, 'log_is_append_only'); END;
+  CREATE TRIGGER log_checkpoints_no_delete BEFORE DELETE ON log_checkpoints
+    BEGIN SELECT RAISE(ABORT, 'log_is_append_only'); END;
+  `,
 ];

@@ -21,6 +21,8 @@ import {
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
+import { SqliteLogStore } from './log.ts';
+import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
 
@@ -63,6 +65,7 @@ export class SqliteStore implements LedgerStore {
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
   private readonly walSync: WalSync | null;
   readonly checkpointer: Checkpointer | null;
+  readonly log: LogStore;
 
   constructor(readonly path: string, checkpoints: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -71,6 +74,7 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
+    this.log = new SqliteLogStore(this.db);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;

@@ -1,8 +1,9 @@
 // What every public read route is given.
 import type { Clock } from '../../../ledger/clock.ts';
 import type { PublicReads } from '../../../ledger/public/reads.ts';
+import type { LogReads } from '../../../log/reads.ts';
 
-export type PublicRouteOptions = { reads: PublicReads; readLimitPerMinute: number; clock: Clock };
+export type PublicRouteOptions = { reads: PublicReads; readLimitPerMinute: number; clock: Clock; log: LogReads };
 
 export const PUBLIC_TAG = ['public'];
 

@@ -19,9 +19,14 @@ export async function proofRoutes(app: App, options: PublicRouteOptions): Promis
       response: { 200: ProofResponse, ...errorResponses(404, 429) },
     },
   }, async function getProof(request, reply) {
-    const proof = await options.reads.proof(request.params.record_id);
+    let integrated = true;
+    const proof = await options.reads.proof(request.params.record_id, async (id) => {
+      const section = await options.log.proofSection(id);
+      integrated = section.inclusion_proof !== null;
+      return section;
+    });
     if (!proof.ok) return sendError(request, reply, proof.error);
-    cacheFor(reply, 'proof');
+    cacheFor(reply, integrated ? 'proof' : 'short');
     return sendJsonText(reply, proof.value.body);
   });
   preflightRoute(app, '/v1/proof/:record_id');

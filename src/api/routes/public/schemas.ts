@@ -163,6 +163,17 @@ export const ChainResponse = Type.Object({
   }],
 });
 
+const B64_HASH = Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' });
+
+/** log_v1 §4. */
+export const InclusionProofView = Type.Object({
+  log_index: Type.Integer({ description: 'The record\'s zero-based index in the global log.' }),
+  tree_size: Type.Integer({ description: 'The size of the checkpoint the proof leads to.' }),
+  hashes: Type.Array(B64_HASH, { description: 'The inclusion path, the leaf\'s sibling first (standard base64). The leaf hash is SHA-256(0x00 || canon_v1(record.entry)).' }),
+  checkpoint: Type.String({ description: 'The signed checkpoint (C2SP tlog-checkpoint) whose root the path leads to; its signature verifies under the log vkey on /v1/transparency.' }),
+  tlog_proof: Type.String({ description: 'The same proof as C2SP tlog-proof@v1 text.' }),
+}, { description: 'The record\'s inclusion proof in the latest checkpoint of the global log (log_v1 §4). null until the log integrates the record (within about a second).' });
+
 export const ProofResponse = Type.Object({
   object: Type.Literal('proof'),
   canonicalisation: Type.Literal('canon_v1'),
@@ -177,7 +188,12 @@ export const ProofResponse = Type.Object({
   key: Type.Union([Type.Composite([PublicKeyView, Type.Object({ valid_for_record: Type.Boolean({ description: 'Not revoked before the record\'s recorded_at.' }) })]), Type.Null()], {
     description: 'For an agent-signed record: the key named by entry.signature.key_id. null for unsigned records.',
   }),
-  inclusion_proof: Type.Null({ description: 'The record\'s inclusion proof in a global-log checkpoint. null until the global log includes it.' }),
+  inclusion_proof: nullable(InclusionProofView),
+  inclusion_pending: Type.Optional(nullable(Type.Object({
+    status: Type.Literal('pending'),
+    retry_after_seconds: Type.Integer({ description: 'Look again after this many seconds.' }),
+    message: Type.String(),
+  }, { description: 'While inclusion_proof is null: the record waits for the global log\'s integrator, and when to look again.' }))),
   anchor_proof: Type.Null({ description: 'The anchor proof of that checkpoint. null until anchored.' }),
   links: Type.Object({ self: Type.String({ format: 'uri' }), chain_from_here: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) }),
   record: RecordView,
@@ -234,6 +250,14 @@ export const TransparencyResponse = Type.Object({
   }, { description: 'Blockchain anchoring of global-log roots. Counts are 0 until the global log publishes roots.' }),
   guarantees: Type.Array(Type.Object({ name: Type.String(), covers: Type.String(), does_not_cover: Type.String() })),
   how_to_verify: Type.String(),
+  log: Type.Object({
+    vkey: nullable(Type.String({ description: 'The log\'s verifier key (signed-note vkey: <origin>+<key id hex>+<base64(0x01 || Ed25519 public key)>).' })),
+    checkpoint: nullable(Type.String({ description: 'The latest signed checkpoint; null while the log is empty.' })),
+    tree_size: Type.Integer(),
+    checkpoint_at: nullable(Type.String({ format: 'date-time' })),
+    checkpoint_url: Type.String({ format: 'uri' }),
+    tiles_url: Type.String({ format: 'uri' }),
+  }, { description: 'The global log (log_v1): every record of every agent in one Merkle tree, with signed checkpoints. Pin a checkpoint; later ones must be consistent with it.' }),
 }, {
   description: 'Chain heads to pin, counts, anchoring, and what each guarantee covers and does not.',
   examples: [{
@@ -243,6 +267,14 @@ export const TransparencyResponse = Type.Object({
     anchoring: { live: false, anchored_roots: 0, pending_roots: 0, roots: [], note: 'The global log and its blockchain anchoring do not yet publish roots on this service; no chain head is anchored yet.' },
     guarantees: GUARANTEES.slice(0, 1),
     how_to_verify: 'Pin the heads above ...',
+    log: {
+      vkey: 'ledger.example/log+7cc83a9d+AYqI4910CfGV/VLbLTy6XXLKZwm/HZQSG/N0iAG0D29c',
+      checkpoint: 'ledger.example/log\n8\nXcnaeacGWamtVZy3Ad7ZoqudgjqtL0lgz+Nw7/RgQyg=\n\n\u2014 ledger.example/log fMg6nSLQR+K7uFTmQpjtK7iXqXt6vAc7ywcotZTJTMr+a+ovx7Gw8UgdvYgA416zdkfVfqHapPSwoXtpbM05KFOu5wM=\n',
+      tree_size: 8,
+      checkpoint_at: '2025-06-09T15:30:59.750Z',
+      checkpoint_url: 'https://ledger.example/v1/log/checkpoint',
+      tiles_url: 'https://ledger.example/v1/log/tile/',
+    },
   }],
 });
 

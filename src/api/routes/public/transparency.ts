@@ -19,7 +19,8 @@ export async function transparencyRoutes(app: App, options: PublicRouteOptions):
     },
   }, async function getTransparency(request, reply) {
     cacheFor(reply, 'short');
-    const document = await options.reads.transparency(options.clock.now());
+    const [transparency, log] = await Promise.all([options.reads.transparency(options.clock.now()), options.log.transparency()]);
+    const document = { ...transparency, log };
     // The ETag names what the document says, not when it was said: generated_at changes every time.
     const { generated_at: _generatedAt, ...content } = document;
     const tag = `W/"${createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 32)}"`;

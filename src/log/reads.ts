@@ -1,0 +1,150 @@
+// Reading the global log (log_v1 §3-4): the latest checkpoint, hash tiles and entry bundles in
+// C2SP tlog-tiles form, inclusion and consistency proofs as JSON, the per-record
+// `inclusion_proof` of /proof, and the log's part of /transparency. Everything is read from what
+// the integrator stored; nothing here hashes more than a proof's few tiles.
+import { b64Encode } from '../core/base64.ts';
+import { consistencyPlan, inclusionPlan, leafHash, planNodes, readProof, type Hash } from '../core/merkle.ts';
+import { encodeEntryBundle, encodeTile, parseTilePath, TILE_WIDTH } from '../core/tiles.ts';
+import { encodeTlogProof } from '../core/tlog-proof.ts';
+import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import type { LogReader, StoredCheckpoint } from '../store/log-port.ts';
+import { BATCH_WINDOW_MS, leafData } from './integrator.ts';
+import { TileReader, tileKey } from './tree.ts';
+
+export type LogTile = { bytes: Uint8Array; full: boolean; kind: 'hashes' | 'entries' };
+
+/** log_v1 §4: the record's inclusion proof in the latest checkpoint. */
+export type InclusionProofView = {
+  log_index: number;
+  tree_size: number;
+  hashes: string[];
+  checkpoint: string;
+  tlog_proof: string;
+};
+
+/** What /proof says while a record waits for the integrator. */
+export type InclusionPending = { status: 'pending'; retry_after_seconds: number; message: string };
+
+/** Seconds after which a record not yet in a checkpoint is worth asking for again. */
+export const LOOK_AGAIN_SECONDS = Math.max(1, Math.ceil((BATCH_WINDOW_MS * 4) / 1000));
+
+export class LogReads {
+  private readonly tileReader: TileReader;
+
+  constructor(private readonly log: LogReader, private readonly vkey: string | null, private readonly baseUrl: string) {
+    this.tileReader = new TileReader(log);
+  }
+
+  /** The latest signed checkpoint; null while the log is empty (an empty log publishes none). */
+  async checkpoint(): Promise<StoredCheckpoint | null> {
+    return this.log.latestCheckpoint();
+  }
+
+  /** `tile/<L>/<N>[.p/<W>]` or `tile/entries/<N>[.p/<W>]` below the log prefix. */
+  async tile(path: string): Promise<Result<LogTile>> {
+    const parsed = parseTilePath(path);
+    if (!parsed.ok) return fail(errors.notFound(`no tile ${path}: ${parsed.error}`, 'path'));
+    const { level, index, width } = parsed.value;
+    const full = width === TILE_WIDTH;
+    if (level === 'entries') {
+      const records = await this.log.entries(index * TILE_WIDTH, width);
+      if (records.length < width) return fail(errors.notFound(`no entry bundle ${path}: the log has not grown that far`, 'path'));
+      const bundle = encodeEntryBundle(records.map(leafData));
+      if (!bundle.ok) return fail(errors.internalError(bundle.error));
+      return ok({ bytes: bundle.value, full, kind: 'entries' });
+    }
+    const stored = (await this.tileReader.tiles([{ level, index }])).get(tileKey({ level, index }));
+    if (!stored || stored.length < width) return fail(errors.notFound(`no tile ${path}: the log has not grown that far`, 'path'));
+    const bytes = encodeTile(stored.slice(0, width));
+    if (!bytes.ok) return fail(errors.internalError(bytes.error));
+    return ok({ bytes: bytes.value, full, kind: 'hashes' });
+  }
+
+  private async latestSize(): Promise<number> {
+    return (await this.log.latestCheckpoint())?.treeSize ?? 0;
+  }
+
+  private async proofHashes(plan: ReturnType<typeof inclusionPlan>): Promise<Result<Hash[]>> {
+    if (!plan.ok) return fail(errors.internalError(plan.error));
+    const reader = await this.tileReader.readerFor(planNodes(plan.value));
+    const proof = readProof(plan.value, reader);
+    return proof.ok ? ok(proof.value) : fail(errors.internalError(proof.error));
+  }
+
+  /** GET /log/proof/inclusion: the record's inclusion proof at `treeSize` (default: the latest checkpoint). */
+  async inclusion(recordId: string, treeSize?: number) {
+    const leaf = await this.log.leafOf(recordId);
+    if (!leaf) {
+      return fail(errors.notFound(`record ${recordId} is not in the log (unknown, or not integrated yet: look again in ${LOOK_AGAIN_SECONDS} s)`, 'record_id'));
+    }
+    const latest = await this.latestSize();
+    const size = treeSize ?? latest;
+    if (size > latest) return fail(errors.invalidRequest(`tree_size ${size} is larger than the latest checkpoint's (${latest})`, 'tree_size'));
+    if (size <= leaf.logIndex) return fail(errors.invalidRequest(`the record is at log index ${leaf.logIndex}, not in a tree of size ${size}`, 'tree_size'));
+    const hashes = await this.proofHashes(inclusionPlan(leaf.logIndex, size));
+    if (!hashes.ok) return hashes;
+    const [record] = await this.log.entries(leaf.logIndex, 1);
+    const checkpoint = await this.log.checkpointAt(size);
+    return ok({
+      record_id: recordId,
+      log_index: leaf.logIndex,
+      tree_size: size,
+      leaf_hash: b64Encode(leafHash(leafData(record!))),
+      hashes: hashes.value.map(b64Encode),
+      checkpoint: checkpoint?.note ?? null,
+    });
+  }
+
+  /** GET /log/proof/consistency: the proof that the tree of `from` leaves is a prefix of the tree of `to`. */
+  async consistency(from: number, to: number) {
+    const latest = await this.latestSize();
+    if (from < 1) return fail(errors.invalidRequest('from must be at least 1 (no proof from the empty tree)', 'from'));
+    if (to > latest) return fail(errors.invalidRequest(`to ${to} is larger than the latest checkpoint's tree size (${latest})`, 'to'));
+    if (from > to) return fail(errors.invalidRequest(`from ${from} is larger than to ${to}`, 'from'));
+    const hashes = await this.proofHashes(consistencyPlan(from, to));
+    if (!hashes.ok) return hashes;
+    return ok({ from, to, hashes: hashes.value.map(b64Encode) });
+  }
+
+  /** The `inclusion_proof` of /proof (log_v1 §4), or why it is null and when to look again. */
+  async proofSection(recordId: string): Promise<{ inclusion_proof: InclusionProofView | null; inclusion_pending: InclusionPending | null }> {
+    const [leaf, latest] = await Promise.all([this.log.leafOf(recordId), this.log.latestCheckpoint()]);
+    if (!leaf || !latest || latest.treeSize <= leaf.logIndex) {
+      return {
+        inclusion_proof: null,
+        inclusion_pending: {
+          status: 'pending',
+          retry_after_seconds: LOOK_AGAIN_SECONDS,
+          message: `The global log has not integrated this record yet; it is integrated within about a second of being recorded. Look again in ${LOOK_AGAIN_SECONDS} s.`,
+        },
+      };
+    }
+    const hashes = await this.proofHashes(inclusionPlan(leaf.logIndex, latest.treeSize));
+    if (!hashes.ok) throw new Error(hashes.error.message);
+    const tlog = encodeTlogProof({ index: leaf.logIndex, hashes: hashes.value, checkpoint: latest.note });
+    if (!tlog.ok) throw new Error(tlog.error);
+    return {
+      inclusion_proof: {
+        log_index: leaf.logIndex,
+        tree_size: latest.treeSize,
+        hashes: hashes.value.map(b64Encode),
+        checkpoint: latest.note,
+        tlog_proof: tlog.value,
+      },
+      inclusion_pending: null,
+    };
+  }
+
+  /** The log's part of /transparency: its key, its latest checkpoint, and where to read it. */
+  async transparency() {
+    const latest = await this.log.latestCheckpoint();
+    return {
+      vkey: latest?.vkey ?? this.vkey,
+      checkpoint: latest?.note ?? null,
+      tree_size: latest?.treeSize ?? 0,
+      checkpoint_at: latest?.createdAt ?? null,
+      checkpoint_url: `${this.baseUrl}/log/checkpoint`,
+      tiles_url: `${this.baseUrl}/log/tile/`,
+    };
+  }
+}

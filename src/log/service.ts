@@ -1,0 +1,47 @@
+// The global log in a serving process: loads (or generates, once) the log key, and runs the
+// integrator beside the HTTP service until shutdown. On PostgreSQL every API node runs one; the
+// advisory lock lets exactly one of them integrate, and another takes over when it dies.
+import type { Config } from '../config.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { Integrator } from './integrator.ts';
+import { dataDirOf, loadLogKey, type LogKey } from './key.ts';
+
+export type LogLogger = { info: (message: string) => void; warn: (message: string) => void; error: (message: string) => void };
+
+export type RunningLog = { key: LogKey; integrator: Integrator; stop: () => Promise<void> };
+
+/** The same message is logged at most once a minute. */
+function throttled(write: (message: string) => void, everyMs = 60_000): (message: string) => void {
+  let last = '';
+  let at = -Infinity;
+  return (message) => {
+    if (message === last && Date.now() - at < everyMs) return;
+    last = message;
+    at = Date.now();
+    write(message);
+  };
+}
+
+/** Loads the log key; throws with one clear line when it cannot. */
+export async function loadServiceLogKey(config: Config, logger: LogLogger): Promise<LogKey> {
+  const loaded = await loadLogKey({ keyFile: config.logKeyFile, dataDir: dataDirOf(config.databaseUrl), origin: config.logOrigin });
+  if (!loaded.ok) throw new Error(loaded.error);
+  const { key, source } = loaded.value;
+  if (source.kind === 'generated') {
+    logger.info(`generated the global log's signing key in ${source.path} (vkey ${key.vkey}); back it up, and give every node the same file through LEDGER_LOG_KEY_FILE`);
+  } else if (source.looseMode) {
+    logger.warn(`the log key file ${source.path} is readable by others; chmod 600 it`);
+  }
+  return key;
+}
+
+export function startIntegrator(store: LedgerStore, key: LogKey, logger: LogLogger): RunningLog {
+  const integrator = new Integrator({
+    log: store.log,
+    key,
+    onError: throttled(logger.error),
+    onTakeOver: (size) => logger.info(`log integrator: this node integrates the global log (tree size ${size})`),
+  });
+  integrator.start();
+  return { key, integrator, stop: () => integrator.stop() };
+}

@@ -1,0 +1,67 @@
+// The global log's storage (log_v1), a sub-port of the Store: which record is at which log_index,
+// the tree in tile form (each hash tile's hashes, level 0 the leaf hashes), and the signed
+// checkpoints. A batch of the integrator (src/log/integrator.ts) writes its leaves, tiles and
+// checkpoint in ONE transaction, so a crash at any point leaves either all of it or none.
+// Record tables are never touched here: records are read, never updated.
+import type { StoredRecord } from '../domain/types.ts';
+
+/** A hash tile as stored: its hashes concatenated (32 bytes each), 1..256 of them. */
+export type StoredTile = { level: number; index: number; hashes: Uint8Array };
+
+export type StoredCheckpoint = {
+  treeSize: number;
+  /** The signed note, exactly as published. */
+  note: string;
+  /** The vkey of the log key that signed it. */
+  vkey: string;
+  createdAt: string;
+};
+
+/** One integration: everything written in one transaction. */
+export type LogBatch = {
+  /** Consecutive log indexes from the stored tree size on, each with its record's sort key. */
+  leaves: { logIndex: number; recordId: string; sortKey: string }[];
+  /** Hash tiles whose content grew: each written whole (a partial tile is replaced by a wider one). */
+  tiles: StoredTile[];
+  checkpoint: StoredCheckpoint & { root: Uint8Array };
+};
+
+export type LeafPosition = { logIndex: number; recordId: string };
+
+/** Reads of the log, shared by the integrator and the public reads. */
+export interface LogReader {
+  latestCheckpoint(): Promise<StoredCheckpoint | null>;
+  checkpointAt(treeSize: number): Promise<StoredCheckpoint | null>;
+  /** The stored tiles among `ids` (absent ones are left out). */
+  tiles(ids: { level: number; index: number }[]): Promise<StoredTile[]>;
+  /** Where a record is in the log; null until integrated. */
+  leafOf(recordId: string): Promise<LeafPosition | null>;
+  /** The records at log indexes start .. start + count - 1, in log order (fewer past the end). */
+  entries(start: number, count: number): Promise<StoredRecord[]>;
+}
+
+/**
+ * The integrator's hold on the log: at most one session integrates at a time (PostgreSQL: a
+ * session advisory lock on its own connection; SQLite: one writer, and `integrate` re-checks the
+ * tree size inside its IMMEDIATE transaction).
+ */
+export interface IntegratorSession {
+  /** The sort key of the last integrated record (null for an empty log). */
+  lastSortKey(): Promise<string | null>;
+  /** Records committed after `afterSortKey`, in commit order (sort key), at most `limit`. */
+  pending(afterSortKey: string | null, limit: number): Promise<StoredRecord[]>;
+  /** How many records wait after `afterSortKey`, counting at most `limit`. */
+  countPending(afterSortKey: string | null, limit: number): Promise<number>;
+  /**
+   * Writes the batch in one transaction, after checking that the stored tree still has
+   * `expectedSize` leaves; throws (writing nothing) otherwise.
+   */
+  integrate(expectedSize: number, batch: LogBatch): Promise<void>;
+  /** Gives the hold up (PostgreSQL: unlocks and closes its connection). */
+  release(): Promise<void>;
+}
+
+export interface LogStore extends LogReader {
+  /** The integrator's hold, or null while another process holds it. */
+  tryIntegrator(): Promise<IntegratorSession | null>;
+}

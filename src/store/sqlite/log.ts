@@ -1,0 +1,96 @@
+// The global log's storage on SQLite (store/log-port.ts). One writer at a time is SQLite's own
+// rule: an integration is one IMMEDIATE transaction (synchronous=FULL, so its checkpoint is
+// durable before anyone can read it), and it re-checks the stored tree size inside it, so two
+// serving processes on one file can never integrate the same leaves twice.
+import type { StoredRecord } from '../../domain/types.ts';
+import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
+import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
+import type { SqliteDatabase } from './driver.ts';
+
+const checkpointFromRow = (r: Row): StoredCheckpoint => ({
+  treeSize: Number(r.tree_size), note: String(r.note), vkey: String(r.vkey), createdAt: String(r.created_at),
+});
+
+const bytes = (v: unknown): Uint8Array => new Uint8Array(v as Buffer);
+
+export class SqliteLogStore implements LogStore {
+  constructor(private readonly database: SqliteDatabase) {}
+
+  private db(): SqliteDatabase {
+    return this.database;
+  }
+
+  async latestCheckpoint(): Promise<StoredCheckpoint | null> {
+    const row = this.db().prepare('SELECT * FROM log_checkpoints ORDER BY tree_size DESC LIMIT 1').get() as Row | undefined;
+    return row ? checkpointFromRow(row) : null;
+  }
+
+  async checkpointAt(treeSize: number): Promise<StoredCheckpoint | null> {
+    const row = this.db().prepare('SELECT * FROM log_checkpoints WHERE tree_size = ?').get(treeSize) as Row | undefined;
+    return row ? checkpointFromRow(row) : null;
+  }
+
+  async tiles(ids: { level: number; index: number }[]): Promise<StoredTile[]> {
+    const statement = this.db().prepare('SELECT hashes FROM log_tiles WHERE level = ? AND tile_index = ?');
+    const out: StoredTile[] = [];
+    for (const id of ids) {
+      const row = statement.get(id.level, id.index) as Row | undefined;
+      if (row) out.push({ level: id.level, index: id.index, hashes: bytes(row.hashes) });
+    }
+    return out;
+  }
+
+  async leafOf(recordId: string): Promise<LeafPosition | null> {
+    const row = this.db().prepare('SELECT log_index FROM log_leaves WHERE record_id = ?').get(recordId) as Row | undefined;
+    return row ? { logIndex: Number(row.log_index), recordId } : null;
+  }
+
+  async entries(start: number, count: number): Promise<StoredRecord[]> {
+    const rows = this.db().prepare(`SELECT ${RECORD_COLUMNS} FROM log_leaves l JOIN records r ON r.id = l.record_id
+      JOIN agents a ON a.id = r.agent_id WHERE l.log_index >= ? AND l.log_index < ? ORDER BY l.log_index`).all(start, start + count);
+    return (rows as Row[]).map(recordFromRow);
+  }
+
+  async tryIntegrator(): Promise<IntegratorSession | null> {
+    return new SqliteIntegratorSession(this.db());
+  }
+}
+
+class SqliteIntegratorSession implements IntegratorSession {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async lastSortKey(): Promise<string | null> {
+    const row = this.db.prepare('SELECT sort_key FROM log_leaves ORDER BY log_index DESC LIMIT 1').get() as Row | undefined;
+    return row ? String(row.sort_key) : null;
+  }
+
+  async pending(afterSortKey: string | null, limit: number): Promise<StoredRecord[]> {
+    const rows = this.db.prepare(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+      WHERE r.sort_key > ? ORDER BY r.sort_key LIMIT ?`).all(afterSortKey ?? '', limit);
+    return (rows as Row[]).map(recordFromRow);
+  }
+
+  async countPending(afterSortKey: string | null, limit: number): Promise<number> {
+    const row = this.db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM records WHERE sort_key > ? LIMIT ?)')
+      .get(afterSortKey ?? '', limit) as Row;
+    return Number(row.n);
+  }
+
+  async integrate(expectedSize: number, batch: LogBatch): Promise<void> {
+    const db = this.db;
+    db.transaction(() => {
+      const row = db.prepare('SELECT COALESCE(MAX(tree_size), 0) AS size FROM log_checkpoints').get() as Row;
+      if (Number(row.size) !== expectedSize) throw new Error(`the stored log has ${Number(row.size)} leaves, not ${expectedSize}: another integrator ran`);
+      const leaf = db.prepare('INSERT INTO log_leaves (log_index, record_id, sort_key) VALUES (?, ?, ?)');
+      for (const l of batch.leaves) leaf.run(l.logIndex, l.recordId, l.sortKey);
+      const tile = db.prepare(`INSERT INTO log_tiles (level, tile_index, hashes) VALUES (?, ?, ?)
+        ON CONFLICT (level, tile_index) DO UPDATE SET hashes = excluded.hashes`);
+      for (const t of batch.tiles) tile.run(t.level, t.index, Buffer.from(t.hashes));
+      const c = batch.checkpoint;
+      db.prepare('INSERT INTO log_checkpoints (tree_size, root, note, vkey, created_at) VALUES (?, ?, ?, ?, ?)')
+        .run(c.treeSize, Buffer.from(c.root), c.note, c.vkey, c.createdAt);
+    }).immediate();
+  }
+
+  async release(): Promise<void> {}
+}
