@@ -1,6 +1,6 @@
 // The HTTP service: one fastify instance, schema-first routes, every error in the 2.7 body.
 // Dependencies come in (store, clock, config) so tests run the real app on real databases.
-import Fastify from 'fastify';
+import Fastify, { type FastifySchema } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -178,7 +178,24 @@ async function registerOpenApi(app: App, config: Config): Promise<void> {
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: documentWildcard,
   });
+}
+
+type RouteSchema = { params?: { properties?: Record<string, unknown> } } & Record<string, unknown>;
+
+/**
+ * A wildcard route (the log's tiles: /v1/log/tile/*) documents the rest of its path as one named
+ * parameter, `path`: OpenAPI has no unnamed parameters.
+ */
+function documentWildcard({ schema, url }: { schema: FastifySchema; url: string }): { schema: FastifySchema; url: string } {
+  const route = schema as RouteSchema | undefined;
+  const rest = route?.params?.properties?.['*'];
+  if (!url.endsWith('*') || rest === undefined) return { schema, url };
+  return {
+    schema: { ...route, params: { type: 'object', properties: { path: rest }, required: ['path'] } } as FastifySchema,
+    url: `${url.slice(0, -1)}{path}`,
+  };
 }
 
 /** How long a starting app waits for Redis before it counts budgets locally (and says so). */

@@ -23,7 +23,7 @@ after(async () => {
 test('every log endpoint is documented, public, with an operationId', () => {
   const expected: [string, string, string[]][] = [
     ['/v1/log/checkpoint', 'getLogCheckpoint', []],
-    ['/v1/log/tile/{*}', 'getLogTile', ['*']],
+    ['/v1/log/tile/{path}', 'getLogTile', ['path']],
     ['/v1/log/proof/inclusion', 'getLogInclusionProof', ['record_id', 'tree_size']],
     ['/v1/log/proof/consistency', 'getLogConsistencyProof', ['from', 'to']],
   ];
@@ -36,5 +36,5 @@ test('every log endpoint is documented, public, with an operationId', () => {
     assert.ok(op.responses['404'] || op.responses['400'], `${path} declares its errors`);
   }
   assert.ok(paths['/v1/log/checkpoint']!.get!.responses['200']!.content!['text/plain; charset=utf-8']);
-  assert.ok(paths['/v1/log/tile/{*}']!.get!.responses['200']!.content!['application/octet-stream']);
+  assert.ok(paths['/v1/log/tile/{path}']!.get!.responses['200']!.content!['application/octet-stream']);
 });
