@@ -150,44 +150,11 @@ export function decisionContent(input: {
   if (stringError) return { ok: false, error: stringError };
 
   const document: { [key: string]: CanonValue } = { canon: CANON, type: 'decision', agent };
-
   for (const name of DECISION_FIELDS) {
     if (!Object.hasOwn(fields, name)) continue;
-    const v = fields[name] as JsonValue;
-    if ((DECISION_DECIMAL_FIELDS as readonly string[]).includes(name)) {
-      const text = v instanceof JsonNumber ? v.text : typeof v === 'string' ? v : null;
-      if (text === null) return { ok: false, error: { param: name, message: `${name} must be a decimal number or a string holding one` } };
-      const r = normaliseDecimal(text);
-      if (!r.ok) {
-        const message =
-          r.reason === 'grammar'
-            ? `${name} must be a decimal in JSON number syntax (e.g. 12.5, -0.25, 1e3)`
-            : `${name} is too long: its normalised form exceeds ${MAX_DECIMAL_LENGTH} characters`;
-        return { ok: false, error: { param: name, message } };
-      }
-      const range = DECIMAL_RANGES[name];
-      if (range && (compareDecimal(r.value, range[0]) < 0 || compareDecimal(r.value, range[1]) > 0)) {
-        return { ok: false, error: { param: name, message: `${name} must be between ${range[0]} and ${range[1]}` } };
-      }
-      document[name] = r.value;
-    } else if (name === 'metadata') {
-      if (!isObject(v)) return { ok: false, error: { param: name, message: 'metadata must be a JSON object' } };
-      const r = normaliseNumbers(v, 'metadata');
-      if (!r.ok) {
-        return { ok: false, error: { param: r.path, message: `${r.path} is too long: its normalised decimal form exceeds ${MAX_DECIMAL_LENGTH} characters` } };
-      }
-      const bad = loneSurrogatePath(v, 'metadata');
-      if (bad !== null) return { ok: false, error: { param: bad, message: `${bad} holds a lone surrogate (invalid Unicode)` } };
-      document.metadata = r.value;
-    } else {
-      const s = v as string; // checked by checkString above
-      if (hasLoneSurrogate(s)) return { ok: false, error: { param: name, message: `${name} holds a lone surrogate (invalid Unicode)` } };
-      if (name === 'occurred_at') {
-        const err = checkOccurredAt(s, now);
-        if (err) return { ok: false, error: err };
-      }
-      setOwn(document, name, s);
-    }
+    const value = fieldValue(name, fields[name] as JsonValue, now);
+    if (!value.ok) return value;
+    setOwn(document, name, value.value);
   }
 
   if (!Object.hasOwn(document, 'asset_class')) document.asset_class = DECISION_DEFAULTS.asset_class;
@@ -198,4 +165,48 @@ export function decisionContent(input: {
   }
   if (hasLoneSurrogate(agent)) throw new TypeError('decisionContent: agent holds a lone surrogate');
   return { ok: true, document };
+}
+
+type FieldValue = { ok: true; value: CanonValue } | { ok: false; error: FieldError };
+
+/** One field's value in the content document: decimals normalised, metadata's numbers too, strings checked. */
+function fieldValue(name: string, v: JsonValue, now: Date): FieldValue {
+  if ((DECISION_DECIMAL_FIELDS as readonly string[]).includes(name)) return decimalValue(name, v);
+  if (name === 'metadata') return metadataValue(v);
+  const s = v as string; // checked by checkString before
+  if (hasLoneSurrogate(s)) return { ok: false, error: { param: name, message: `${name} holds a lone surrogate (invalid Unicode)` } };
+  if (name === 'occurred_at') {
+    const err = checkOccurredAt(s, now);
+    if (err) return { ok: false, error: err };
+  }
+  return { ok: true, value: s };
+}
+
+function decimalValue(name: string, v: JsonValue): FieldValue {
+  const text = v instanceof JsonNumber ? v.text : typeof v === 'string' ? v : null;
+  if (text === null) return { ok: false, error: { param: name, message: `${name} must be a decimal number or a string holding one` } };
+  const r = normaliseDecimal(text);
+  if (!r.ok) {
+    const message =
+      r.reason === 'grammar'
+        ? `${name} must be a decimal in JSON number syntax (e.g. 12.5, -0.25, 1e3)`
+        : `${name} is too long: its normalised form exceeds ${MAX_DECIMAL_LENGTH} characters`;
+    return { ok: false, error: { param: name, message } };
+  }
+  const range = DECIMAL_RANGES[name];
+  if (range && (compareDecimal(r.value, range[0]) < 0 || compareDecimal(r.value, range[1]) > 0)) {
+    return { ok: false, error: { param: name, message: `${name} must be between ${range[0]} and ${range[1]}` } };
+  }
+  return { ok: true, value: r.value };
+}
+
+function metadataValue(v: JsonValue): FieldValue {
+  if (!isObject(v)) return { ok: false, error: { param: 'metadata', message: 'metadata must be a JSON object' } };
+  const r = normaliseNumbers(v, 'metadata');
+  if (!r.ok) {
+    return { ok: false, error: { param: r.path, message: `${r.path} is too long: its normalised decimal form exceeds ${MAX_DECIMAL_LENGTH} characters` } };
+  }
+  const bad = loneSurrogatePath(v, 'metadata');
+  if (bad !== null) return { ok: false, error: { param: bad, message: `${bad} holds a lone surrogate (invalid Unicode)` } };
+  return { ok: true, value: r.value };
 }
