@@ -8,7 +8,7 @@
 import { CANON, type RecordType } from '../../core/chain.ts';
 import { sha256Hex } from '../../core/sha256.ts';
 import type { Agent, StoredRecord } from '../../domain/types.ts';
-import type { LedgerStore } from '../../store/port.ts';
+import type { LedgerQuery, LedgerStore } from '../../store/port.ts';
 import { sortKeyOf } from '../../store/rows.ts';
 import { errors, fail, ok, type Result } from '../errors.ts';
 import { isRecordId } from '../ids.ts';
@@ -37,11 +37,25 @@ export type LedgerPageQuery = {
 /** A JSON body built as text, with what the HTTP layer needs to cache it. */
 export type JsonText = { body: string };
 
-/** Records kept rendered (ledger items and proofs): records never change, so neither does their text. */
-const RENDERED_CACHE = 10_000;
+/**
+ * Records kept rendered (ledger items and proofs): records never change, so neither does their
+ * text. Bounded in characters as well as in records: one record's text can be half a megabyte.
+ */
+const RENDERED_CACHE = { records: 10_000, chars: 32 * 1024 * 1024 };
+
+/**
+ * A page of records stops early, with its cursor, once its records' text passes this many
+ * characters (it always holds at least one record), so no anonymous read builds a body of more
+ * than a few megabytes however large the records or the limit.
+ */
+export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
+
+/** Records read from the store per query while a page is built: memory grows with the page, not the limit. */
+const PAGE_READ_CHUNK = 100;
 
 export class PublicReads {
   private readonly rendered = new Map<string, string>();
+  private renderedChars = 0;
 
   readonly urls: PublicUrls;
 
@@ -54,10 +68,20 @@ export class PublicReads {
     let text = this.rendered.get(r.id);
     if (text === undefined) {
       text = recordJson(r, { payloads: true, document: true });
-      if (this.rendered.size >= RENDERED_CACHE) this.rendered.delete(this.rendered.keys().next().value!);
-      this.rendered.set(r.id, text);
+      this.remember(r.id, text);
     }
     return text;
+  }
+
+  private remember(id: string, text: string): void {
+    if (text.length > RENDERED_CACHE.chars / 64) return; // a few huge records must not empty the cache
+    while (this.rendered.size > 0 && (this.rendered.size >= RENDERED_CACHE.records || this.renderedChars + text.length > RENDERED_CACHE.chars)) {
+      const [oldest, oldText] = this.rendered.entries().next().value!;
+      this.rendered.delete(oldest);
+      this.renderedChars -= oldText.length;
+    }
+    this.rendered.set(id, text);
+    this.renderedChars += text.length;
   }
 
   /** The agent named by a public handle; malformed handles are simply unknown. */
@@ -100,10 +124,9 @@ export class PublicReads {
     const head = await this.store.chainHead(agent.id);
     const keys = await this.store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
-    const records = room > 0 ? await this.store.listChain(agent.id, query.afterSeq, room) : [];
-    const last = records.length > 0 ? records[records.length - 1]!.chainSeq : query.afterSeq;
-    const hasMore = last < head.seq;
     const shape = { payloads: query.payloads, document: query.payloads };
+    const { texts, last } = await this.chainTexts(agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
+    const hasMore = last < head.seq;
     const meta = {
       object: 'chain',
       canonicalisation: CANON,
@@ -116,9 +139,28 @@ export class PublicReads {
       after_seq: query.afterSeq,
     };
     const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: query.limit, payloads: query.payloads }) : null;
-    const body = `${JSON.stringify(meta).slice(0, -1)},"records":[${records.map((r) => recordJson(r, shape)).join(',')}]` +
+    const body = `${JSON.stringify(meta).slice(0, -1)},"records":[${texts.join(',')}]` +
       `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
     return ok({ body });
+  }
+
+  /** Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page budget. */
+  private async chainTexts(agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
+    const texts: string[] = [];
+    let chars = 0;
+    let last = afterSeq;
+    while (texts.length < room && (texts.length === 0 || chars < PAGE_CHAR_BUDGET)) {
+      const chunk = await this.store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length));
+      if (chunk.length === 0) break;
+      for (const r of chunk) {
+        if (texts.length > 0 && chars >= PAGE_CHAR_BUDGET) break;
+        const text = render(r);
+        texts.push(text);
+        chars += text.length;
+        last = r.chainSeq;
+      }
+    }
+    return { texts, last };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -172,21 +214,34 @@ export class PublicReads {
       }
       agentId = found.value.id;
     }
-    const rows = await this.store.listLedger({
-      limit: query.limit + 1,
-      beforeSortKey: query.cursor === undefined ? undefined : sortKeyOf(query.cursor),
-      symbol: query.symbol,
-      agentId,
-      type: query.type,
-      includeDemo: query.includeDemo,
-    });
-    const page = rows.slice(0, query.limit);
-    const hasMore = rows.length > query.limit;
-    const nextCursor = hasMore ? page[page.length - 1]!.id : null;
-    const data = page.map((r) => `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`);
+    const filter = { symbol: query.symbol, agentId, type: query.type, includeDemo: query.includeDemo };
+    const { data, hasMore, lastId } = await this.ledgerTexts(query.limit, query.cursor, filter);
+    const nextCursor = hasMore ? lastId : null;
     const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
       `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
     return ok({ body });
+  }
+
+  /** Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time, within the page budget. */
+  private async ledgerTexts(limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
+    const data: string[] = [];
+    let chars = 0;
+    let before = cursor === undefined ? undefined : sortKeyOf(cursor);
+    let lastId: string | null = null;
+    for (;;) {
+      const want = Math.min(PAGE_READ_CHUNK, limit - data.length);
+      const rows = await this.store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
+      for (const r of rows.slice(0, want)) {
+        const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
+        data.push(text);
+        chars += text.length;
+        lastId = r.id;
+        if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, hasMore: true, lastId };
+      }
+      const more = rows.length > want;
+      if (!more || data.length >= limit) return { data, hasMore: more, lastId };
+      before = sortKeyOf(lastId!);
+    }
   }
 
   private ledgerUrl(query: LedgerPageQuery, cursor: string): string {
