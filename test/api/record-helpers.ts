@@ -7,17 +7,14 @@ import { verifyChain, type ChainRecord } from '../../src/core/verify.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 
-/** Every decision of an agent, oldest first, straight from the store. */
+/** Every record of an agent, in chain order, straight from the store. */
 export async function storedChain(store: LedgerStore, agentId: string): Promise<StoredRecord[]> {
-  const newestFirst: StoredRecord[] = [];
-  let before: string | undefined;
+  const chain: StoredRecord[] = [];
   for (;;) {
-    const page = await store.listAgentRecords(agentId, 'decision', { limit: 500, before });
-    newestFirst.push(...page);
-    if (page.length < 500) break;
-    before = page[page.length - 1]!.id;
+    const page = await store.listChain(agentId, chain.length, 1000);
+    chain.push(...page);
+    if (page.length < 1000) return chain;
   }
-  return newestFirst.reverse();
 }
 
 export function asChainRecord(r: StoredRecord): ChainRecord {

@@ -42,7 +42,7 @@ await forEachStore('public reads bounded in size', (kind) => {
     let url: string | null = `/v1/agents/${handle}/chain?limit=2000`;
     let pages = 0;
     while (url) {
-      const res = await t.app.inject({ method: 'GET', url });
+      const res: { statusCode: number; body: string; json: () => unknown } = await t.app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200);
       assert.ok(res.body.length < MAX_PAGE, `a page of ${res.body.length} characters`);
       const page = res.json() as { records: { entry: { id: string } }[]; has_more: boolean; next_after_seq: number | null };
@@ -59,7 +59,7 @@ await forEachStore('public reads bounded in size', (kind) => {
     let url: string | null = '/v1/ledger?limit=200';
     let pages = 0;
     while (url) {
-      const res = await t.app.inject({ method: 'GET', url });
+      const res: { statusCode: number; body: string; json: () => unknown } = await t.app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200);
       assert.ok(res.body.length < MAX_PAGE, `a page of ${res.body.length} characters`);
       const page = res.json() as { data: { entry: { id: string } }[]; has_more: boolean; next_cursor: string | null };
