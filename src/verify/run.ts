@@ -247,7 +247,7 @@ async function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin
   }));
   walk.check('anchor_proof', bundle.anchor_proof === null ? null : false, bundle.anchor_proof === null
     ? 'none in the bundle: not anchored yet (canon_v1 §5 check 6 cannot run)'
-    : 'the bundle carries an anchor proof this verifier does not check yet');
+    : 'checked below up to a Bitcoin block header (anchor_proof)');
   pinCheck(walk, pins);
   return { title: [`proof bundle of ${bundle.id} (agent ${bundle.agent.handle}) from ${source.origin}`], walk, subject: bundle.agent.handle };
 }
