@@ -142,7 +142,7 @@ await forEachStore('anchoring', (kind) => {
   test('a tampered .ots, a wrong checkpoint and a swapped header are caught, naming the anchor', async () => {
     const ots = (await getBytes(t, '/v1/anchors/5.ots')).bytes;
     const tampered = ots.slice();
-    tampered[tampered.length - 40] ^= 0x01; // inside the last operations before the attestation
+    tampered[tampered.length - 40]! ^= 0x01; // inside the last operations before the attestation
     const file = join(dir, `${kind.name}-tampered.ots`);
     writeFileSync(file, tampered);
     lines.length = 0;
@@ -212,5 +212,16 @@ await forEachStore('anchoring', (kind) => {
     assert.deepEqual(next.data.map((d: { tree_size: number }) => d.tree_size), [5]);
     assert.equal(next.has_more, false);
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/anchors/7.ots' })).statusCode, 404);
+  });
+
+  test('one job at a time: on PostgreSQL a second node gets no hold while one anchors', { skip: kind.name !== 'postgres' }, async () => {
+    const held = await t.store.anchors.tryAnchorJob();
+    assert.ok(held);
+    try {
+      assert.deepEqual(await job([alice.url, bob.url]).tick(), { held: false, stamped: null, confirmed: [] });
+    } finally {
+      await held.release();
+    }
+    assert.equal((await job([alice.url, bob.url]).tick()).held, true, 'free again once released');
   });
 });
