@@ -4,6 +4,8 @@
 // simulator; a tampered .ots is caught; with unreachable calendars nothing else is affected and
 // /transparency says since when.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +23,18 @@ import { startCalendarSim, type CalendarSim } from '../sim/ots-calendar.ts';
 import { getBytes, record, testIntegrator, testLogKey } from '../log/helpers.ts';
 
 const http = { timeoutMs: 2_000 };
+const BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
+
+/** `ledger verify ...` as a child process (async: the simulators answer from this process). */
+function ledgerVerify(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'verify', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
 
 await forEachStore('anchoring', (kind) => {
   let t: TestApp;
@@ -137,6 +151,17 @@ await forEachStore('anchoring', (kind) => {
     lines.length = 0;
     assert.equal(await runAnchorCheck(otsFile, { headers: [headerFile] }, out), 0, lines.join('\n'));
     assert.ok(lines.some((l) => l.includes(`no header given for the attestation(s) at block ${blockA.height}`)), lines.join('\n'));
+
+    // The command itself (built: npm test builds first): the file, then the proof bundle by URL.
+    const cli = await ledgerVerify([otsFile, '--headers-url', esplora.url, '--checkpoint', checkpointFile]);
+    assert.equal(cli.code, 0, cli.out);
+    assert.match(cli.out, new RegExp(`ok   anchor_block      anchor ${kind.name}-5.ots: Bitcoin block ${blockA.height}`));
+    assert.match(cli.out, /verdict: PASS: anchor/);
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const bundle = await ledgerVerify([`${base}/v1/proof/${ids[0]}`, '--headers-url', esplora.url]);
+    assert.equal(bundle.code, 0, bundle.out);
+    assert.match(bundle.out, /note anchor_proof\s+checked below/);
+    assert.match(bundle.out, /verdict: PASS: anchor of checkpoint 5 verified/);
   });
 
   test('a tampered .ots, a wrong checkpoint and a swapped header are caught, naming the anchor', async () => {
@@ -147,6 +172,9 @@ await forEachStore('anchoring', (kind) => {
     writeFileSync(file, tampered);
     lines.length = 0;
     assert.equal(await runAnchorCheck(file, { headersUrl: esplora.url }, out), 1, lines.join('\n'));
+    const cli = await ledgerVerify([file, '--headers-url', esplora.url]);
+    assert.equal(cli.code, 1, cli.out);
+    assert.match(cli.out, new RegExp(`FAIL anchor_block      anchor ${kind.name}-tampered.ots`));
     assert.ok(lines.some((l) => l.includes('FAIL') && l.includes(`anchor ${kind.name}-tampered.ots`)), lines.join('\n'));
     assert.match(lines.at(-1)!, /^verdict: FAIL/);
 
