@@ -38,6 +38,7 @@ export type AnchorJobOptions = {
 };
 
 export const DEFAULT_POLL_S = 600;
+const STOP_WAIT_MS = 3_000;
 export const DEFAULT_MAX_BACKOFF_S = 6 * 3600;
 
 /** SHA-256 of the checkpoint body: the three lines before the blank line, signatures left out. */
@@ -78,7 +79,10 @@ export class AnchorJob {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    // A round waiting on an unresponsive calendar must not hold up shutdown for its whole timeout.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise<void>((resolve) => { waited = setTimeout(resolve, STOP_WAIT_MS); })]);
+    clearTimeout(waited);
   }
 
   /** One round: stamp the latest checkpoint when due, then poll the pending anchors that are due. */

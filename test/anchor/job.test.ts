@@ -83,10 +83,24 @@ await forEachStore('anchoring', (kind) => {
     assert.equal(a.pending_roots, 0);
     assert.equal(a.calendars_unreachable_since, null);
     assert.deepEqual((await t.app.inject({ method: 'GET', url: '/v1/anchors' })).json().data, []);
+    const proof = (await t.app.inject({ method: 'GET', url: `/v1/proof/${(await record(t, secret, 1))[0]}` })).json();
+    assert.equal(proof.anchor_proof, null);
+  });
+
+  test('OpenAPI: both anchor operations are public, the file is application/vnd.opentimestamps.v1', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const list = doc.paths['/v1/anchors'].get;
+    const file = doc.paths['/v1/anchors/{file}'].get;
+    assert.equal(list.operationId, 'listAnchors');
+    assert.deepEqual(list.security, []);
+    assert.equal(file.operationId, 'getAnchorFile');
+    assert.deepEqual(file.security, []);
+    assert.ok(file.responses['200'].content['application/vnd.opentimestamps.v1']);
+    assert.ok(doc.paths['/v1/transparency'].get.responses['200'].content['application/json'].schema.properties.anchoring.properties.calendars_unreachable_since);
   });
 
   test('full path: records -> checkpoint -> calendars -> block -> upgrade -> transparency -> verify', async () => {
-    ids = await record(t, secret, 5);
+    ids = await record(t, secret, 4);
     await integrate();
     const j = job([alice.url, bob.url]);
     const first = await j.tick();
