@@ -15,7 +15,11 @@ export type Config = {
   /** The global log's origin, also its key name (log_v1 §2). */
   logOrigin: string;
   brokers: BrokerConfig;
+  anchor: AnchorConfig;
 };
+
+/** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
+export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
 
 /** Broker connections (issue 13): where the brokers are, the master key of the credentials vault, the sync interval. */
 export type BrokerConfig = {
@@ -82,6 +86,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logKeyFile: env.LEDGER_LOG_KEY_FILE || null,
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
+    anchor: loadAnchorConfig(env),
+  };
+}
+
+/** The public aggregators the OpenTimestamps reference client submits to. */
+const DEFAULT_OTS_CALENDARS = 'https://a.pool.opentimestamps.org,https://b.pool.opentimestamps.org,https://a.pool.eternitywall.com,https://ots.btc.catallaxy.com';
+
+function loadAnchorConfig(env: NodeJS.ProcessEnv): AnchorConfig {
+  const calendars = (env.LEDGER_OTS_CALENDARS || DEFAULT_OTS_CALENDARS).split(',').map((c) => c.trim()).filter((c) => c !== '')
+    .map((c) => url('LEDGER_OTS_CALENDARS', c, ['http:', 'https:']));
+  if (calendars.length === 0) throw new ConfigError('LEDGER_OTS_CALENDARS must name at least one calendar URL');
+  return {
+    calendars,
+    headersUrl: url('LEDGER_BITCOIN_HEADERS_URL', env.LEDGER_BITCOIN_HEADERS_URL || 'https://blockstream.info/api', ['http:', 'https:']),
+    intervalS: integer(env, 'LEDGER_ANCHOR_INTERVAL_S', 600, 1, 86_400 * 7),
   };
 }
 

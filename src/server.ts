@@ -7,6 +7,7 @@ import { signatureChecker } from './ledger/signing.ts';
 import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { SyncWorker } from './brokers/service.ts';
+import { startAnchoring } from './anchor/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -50,10 +51,12 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const log = startIntegrator(store, logKey, {
     info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
   });
+  const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await ledger.close();
+    await anchoring.stop();
     await log.stop();
     await verifier.close();
     await store.close();

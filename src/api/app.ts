@@ -35,6 +35,7 @@ import type { BrokerConnections } from '../brokers/connections.ts';
 import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
+import { AnchorReads } from '../anchor/reads.ts';
 
 export type { App } from './types.ts';
 
@@ -105,7 +106,8 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log });
+  const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });

@@ -1,23 +1,55 @@
 // `ledger verify <source>`: the command around the offline verifier (src/verify/), which owns
 // what is checked; this file owns only the command line.
 import type { Command } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { checkProofAnchor, runAnchorCheck } from '../anchor/check.ts';
 import { runVerify, type VerifyOptions } from '../verify/run.ts';
+
+/** A proof bundle's text when the source is one (file or URL), for its anchor_proof; else null. */
+async function proofText(source: string): Promise<string | null> {
+  try {
+    if (/^https?:\/\//i.test(source)) {
+      if (!/\/proof\/[^/]+$/.test(source)) return null;
+      const res = await fetch(source);
+      return res.status === 200 ? await res.text() : null;
+    }
+    const text = await readFile(source, 'utf8');
+    return text.trimStart().startsWith('{') && text.includes('"object":"proof"') ? text : null;
+  } catch {
+    return null;
+  }
+}
 
 export function registerVerifyCommand(program: Command): void {
   program.command('verify <source>')
     .description('Verify an export (file or URL), a chain URL, a proof bundle (file or URL) or the global log (<base_url>/log, or a directory of its tiles) with canon_v1 and log_v1, offline from the service')
     .option('--pin <seq:chain_hash | checkpoint file>', 'a head pinned earlier that must still be in the chain, or a log checkpoint saved earlier that the log must extend (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--vkey <vkey | file>', 'the global log\'s verifier key (default: the one the service publishes on /transparency)')
+    .option('--header <file>', 'a Bitcoin block header (80 bytes, raw or hex) to check .ots anchors against (repeatable)', (v: string, all: string[] = []) => [...all, v])
+    .option('--headers-url <url>', 'an Esplora-style API (/block-height/<h>, /block/<hash>/header) to fetch block headers from for .ots anchors')
+    .option('--checkpoint <file>', 'for a .ots source: the checkpoint (signed note) it must timestamp')
     .option('--workers <n>', 'worker threads (0: verify in the main thread)', (v: string) => {
       if (!/^[0-9]{1,2}$/.test(v)) throw new Error('--workers must be an integer from 0 to 99');
       return Number(v);
     })
-    .action(async (source: string, opts: { pin?: string[]; workers?: number; vkey?: string }) => {
+    .action(async (source: string, opts: { pin?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string; checkpoint?: string }) => {
+      const anchorOptions = {
+        ...(opts.header ? { headers: opts.header } : {}),
+        ...(opts.headersUrl ? { headersUrl: opts.headersUrl } : {}),
+        ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}),
+      };
+      const out = (line: string) => console.log(line);
+      if (/\.ots$/i.test(source)) {
+        process.exitCode = await runAnchorCheck(source, anchorOptions, out);
+        return;
+      }
       const code = await runVerify(source, {
         pins: opts.pin ?? [],
         ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
         ...(opts.vkey !== undefined ? { vkey: opts.vkey } : {}),
-      }, (line) => console.log(line));
-      process.exitCode = code;
+      }, out);
+      const bundle = code === 2 ? null : await proofText(source);
+      const anchorCode = bundle ? await checkProofAnchor(bundle, anchorOptions, out) : null;
+      process.exitCode = Math.max(code, anchorCode ?? 0);
     });
 }

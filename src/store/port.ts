@@ -2,6 +2,7 @@
 // PostgreSQL adapter. Record tables are append-only: no method here updates or deletes a record.
 import type { RecordType } from '../core/chain.ts';
 import type { LogStore } from './log-port.ts';
+import type { AnchorStore } from './anchor-port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
@@ -74,6 +75,8 @@ export interface LedgerStore {
   readonly maxBatchesInFlight: number;
   /** The global log's storage (log-port.ts). */
   readonly log: LogStore;
+  /** Bitcoin anchors of the log's checkpoints (anchor-port.ts). */
+  readonly anchors: AnchorStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

@@ -105,13 +105,6 @@ export function transparencyView(
       signed: counts.signed,
     },
     heads,
-    anchoring: {
-      live: false,
-      anchored_roots: 0,
-      pending_roots: 0,
-      roots: [] as never[],
-      note: 'The global log and its blockchain anchoring do not yet publish roots on this service; no chain head is anchored yet.',
-    },
     guarantees: GUARANTEES.map((g) => ({ ...g })),
     how_to_verify: `Pin the heads above. Later, fetch ${baseUrl}/export?agent=<handle> (or ${baseUrl}/agents/<handle>/chain) and run \`ledger verify <file or URL> --pin <seq>:<chain_hash>\`: it recomputes every hash with canon_v1 and checks that the pinned head is still in the chain.`,
   };

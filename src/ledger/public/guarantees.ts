@@ -34,7 +34,7 @@ export const GUARANTEES = [
   },
   {
     name: 'anchoring',
-    covers: 'Chain roots are to be anchored to a public blockchain; once a root is anchored, the heads it covers cannot be rewritten without the anchor showing it (rule 8). Early batches take hours to confirm.',
-    does_not_cover: 'This service does not yet publish anchored roots: the anchoring section below says so and counts none. Until it does, the chain heads below are the only pins.',
+    covers: 'Each new checkpoint of the global log (whose root covers every record of every agent) is timestamped on OpenTimestamps calendars and, once in a Bitcoin block, confirmed against that block\'s header; an anchored checkpoint cannot be rewritten without the anchor showing it (rule 8). Early anchors take hours to confirm. Check one with `ledger verify <tree size>.ots --headers-url <Esplora API>`.',
+    does_not_cover: 'Records after the latest anchored checkpoint, until the next anchor confirms (checkpoints are anchored at most every LEDGER_ANCHOR_INTERVAL_S). A header source is trusted for which block is at a height; the proof of work of that header is checked, not that it is on the best chain.',
   },
 ] as const;

@@ -205,4 +205,31 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER log_checkpoints_no_change BEFORE UPDATE OR DELETE ON log_checkpoints
     FOR EACH ROW EXECUTE FUNCTION log_is_append_only();
   `,
+  // Bitcoin anchors of checkpoints (log_v1 §5): one row per anchored tree size, its .ots file
+  // (pending, later upgraded), and since when no calendar answers.
+  `
+  CREATE TABLE log_anchors (
+    tree_size BIGINT PRIMARY KEY REFERENCES log_checkpoints(tree_size),
+    root TEXT NOT NULL,
+    digest BYTEA NOT NULL,
+    ots BYTEA NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed')),
+    calendars TEXT NOT NULL,
+    block_height BIGINT,
+    block_hash TEXT,
+    block_merkle_root TEXT,
+    block_time BIGINT,
+    created_at TEXT NOT NULL,
+    last_attempt_at TEXT,
+    last_error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT
+  );
+  CREATE INDEX log_anchors_status ON log_anchors (status, tree_size);
+  CREATE TABLE log_anchor_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    calendars_unreachable_since TEXT
+  );
+  INSERT INTO log_anchor_state (id, calendars_unreachable_since) VALUES (1, NULL);
+  `,
 ];

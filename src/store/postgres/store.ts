@@ -22,6 +22,8 @@ import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { PostgresLogStore } from './log.ts';
+import { PostgresAnchorStore } from './anchors.ts';
+import type { AnchorStore } from '../anchor-port.ts';
 import type { LogStore } from '../log-port.ts';
 
 export type PostgresOptions = {
@@ -79,6 +81,7 @@ export class PostgresStore implements LedgerStore {
   readonly schema: string;
   private readonly timeouts: PostgresTimeouts;
   readonly log: LogStore;
+  readonly anchors: AnchorStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -99,6 +102,7 @@ export class PostgresStore implements LedgerStore {
     this.pool.on('error', () => undefined);
     this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.log = new PostgresLogStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
+    this.anchors = new PostgresAnchorStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {

@@ -213,4 +213,31 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER log_checkpoints_no_delete BEFORE DELETE ON log_checkpoints
     BEGIN SELECT RAISE(ABORT, 'log_is_append_only'); END;
   `,
+  // Bitcoin anchors of checkpoints (log_v1 §5): one row per anchored tree size, its .ots file
+  // (pending, later upgraded), and since when no calendar answers.
+  `
+  CREATE TABLE log_anchors (
+    tree_size INTEGER PRIMARY KEY REFERENCES log_checkpoints(tree_size),
+    root TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    ots BLOB NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed')),
+    calendars TEXT NOT NULL,
+    block_height INTEGER,
+    block_hash TEXT,
+    block_merkle_root TEXT,
+    block_time INTEGER,
+    created_at TEXT NOT NULL,
+    last_attempt_at TEXT,
+    last_error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT
+  );
+  CREATE INDEX log_anchors_status ON log_anchors (status, tree_size);
+  CREATE TABLE log_anchor_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    calendars_unreachable_since TEXT
+  );
+  INSERT INTO log_anchor_state (id, calendars_unreachable_since) VALUES (1, NULL);
+  `,
 ];

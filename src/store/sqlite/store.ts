@@ -22,6 +22,8 @@ import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { SqliteLogStore } from './log.ts';
+import { SqliteAnchorStore } from './anchors.ts';
+import type { AnchorStore } from '../anchor-port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
@@ -66,6 +68,7 @@ export class SqliteStore implements LedgerStore {
   private readonly walSync: WalSync | null;
   readonly checkpointer: Checkpointer | null;
   readonly log: LogStore;
+  readonly anchors: AnchorStore;
 
   constructor(readonly path: string, checkpoints: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -75,6 +78,7 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
     this.log = new SqliteLogStore(this.db);
+    this.anchors = new SqliteAnchorStore(this.db);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;

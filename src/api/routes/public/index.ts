@@ -7,13 +7,14 @@ import { chainRoutes } from './chain.ts';
 import { exportRoutes } from './export.ts';
 import { ledgerRoutes } from './ledger.ts';
 import { logRoutes } from './log.ts';
+import { anchorRoutes } from './anchors.ts';
 import type { PublicRouteOptions } from './options.ts';
 import { proofRoutes } from './proof.ts';
 import { transparencyRoutes } from './transparency.ts';
 
 export async function publicRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   await installPublicHttp(app, options);
-  for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes, logRoutes]) {
+  for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes, logRoutes, anchorRoutes]) {
     await app.register(routes, options);
   }
 }

@@ -21,9 +21,9 @@ export async function proofRoutes(app: App, options: PublicRouteOptions): Promis
   }, async function getProof(request, reply) {
     let integrated = true;
     const proof = await options.reads.proof(request.params.record_id, async (id) => {
-      const section = await options.log.proofSection(id);
+      const [section, anchor] = await Promise.all([options.log.proofSection(id), options.anchors.proofSection(id)]);
       integrated = section.inclusion_proof !== null;
-      return section;
+      return { ...section, ...anchor };
     });
     if (!proof.ok) return sendError(request, reply, proof.error);
     cacheFor(reply, integrated ? 'proof' : 'short');

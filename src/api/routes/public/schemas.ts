@@ -7,6 +7,7 @@ import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
 import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
 import { GUARANTEES } from '../../../ledger/public/guarantees.ts';
 import { AGENT_STATUSES } from '../../../domain/types.ts';
+import { AnchorView } from './anchor-schemas.ts';
 import { NO_CONTROL_CHARACTERS, RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
 
 const HEX64 = '^[0-9a-f]{64}$';
@@ -194,7 +195,10 @@ export const ProofResponse = Type.Object({
     retry_after_seconds: Type.Integer({ description: 'Look again after this many seconds.' }),
     message: Type.String(),
   }, { description: 'While inclusion_proof is null: the record waits for the global log\'s integrator, and when to look again.' }))),
-  anchor_proof: Type.Null({ description: 'The anchor proof of that checkpoint. null until anchored.' }),
+  anchor_proof: nullable(Type.Composite([AnchorView, Type.Object({
+    checkpoint: nullable(Type.String({ description: 'The signed checkpoint of that tree size.' })),
+    ots: Type.String({ description: 'The .ots file, base64.' }),
+  })], { description: 'The Bitcoin anchor of the smallest anchored checkpoint covering the record (a confirmed one when there is one); null until one is. Check it with `ledger verify <file>.ots`.' })),
   links: Type.Object({ self: Type.String({ format: 'uri' }), chain_from_here: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) }),
   record: RecordView,
 }, {
@@ -243,11 +247,14 @@ export const TransparencyResponse = Type.Object({
   }), { description: 'The chain head of every agent, by handle: pin them.' }),
   anchoring: Type.Object({
     live: Type.Boolean(),
-    anchored_roots: Type.Integer(),
-    pending_roots: Type.Integer(),
-    roots: Type.Array(Type.Object({}, { additionalProperties: true })),
+    anchored_roots: Type.Integer({ description: 'Checkpoints whose anchor is confirmed in a Bitcoin block.' }),
+    pending_roots: Type.Integer({ description: 'Checkpoints timestamped on the calendars, waiting for a block.' }),
+    latest_confirmed: nullable(AnchorView),
+    latest_pending: nullable(AnchorView),
+    calendars_unreachable_since: nullable(Type.String({ format: 'date-time', description: 'Since when no OpenTimestamps calendar answers; null while they do.' })),
+    anchors_url: Type.String({ format: 'uri' }),
     note: Type.String(),
-  }, { description: 'Blockchain anchoring of global-log roots. Counts are 0 until the global log publishes roots.' }),
+  }, { description: 'Bitcoin anchoring (OpenTimestamps) of the global log\'s checkpoints (log_v1 §5).' }),
   guarantees: Type.Array(Type.Object({ name: Type.String(), covers: Type.String(), does_not_cover: Type.String() })),
   how_to_verify: Type.String(),
   log: Type.Object({
@@ -264,7 +271,7 @@ export const TransparencyResponse = Type.Object({
     object: 'transparency', generated_at: '2025-06-09T15:31:00.000Z', canonicalisation: 'canon_v1', algorithm: 'sha256',
     counts: { agents: 1, demo_agents: 0, records: 1, decision: 1, execution: 0, signed: 0 },
     heads: [{ agent: EX_HANDLE, demo: false, status: 'active', ...EX_HEAD }],
-    anchoring: { live: false, anchored_roots: 0, pending_roots: 0, roots: [], note: 'The global log and its blockchain anchoring do not yet publish roots on this service; no chain head is anchored yet.' },
+    anchoring: { live: true, anchored_roots: 0, pending_roots: 0, latest_confirmed: null, latest_pending: null, calendars_unreachable_since: null, anchors_url: 'https://ledger.example/v1/anchors', note: 'No checkpoint is anchored yet.' },
     guarantees: GUARANTEES.slice(0, 1),
     how_to_verify: 'Pin the heads above ...',
     log: {

@@ -19,8 +19,8 @@ export async function transparencyRoutes(app: App, options: PublicRouteOptions):
     },
   }, async function getTransparency(request, reply) {
     cacheFor(reply, 'short');
-    const [transparency, log] = await Promise.all([options.reads.transparency(options.clock.now()), options.log.transparency()]);
-    const document = { ...transparency, log };
+    const [transparency, log, anchoring] = await Promise.all([options.reads.transparency(options.clock.now()), options.log.transparency(), options.anchors.transparency()]);
+    const document = { ...transparency, anchoring, log };
     // The ETag names what the document says, not when it was said: generated_at changes every time.
     const { generated_at: _generatedAt, ...content } = document;
     const tag = `W/"${createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 32)}"`;
