@@ -146,6 +146,15 @@ await forEachStore('broker connections API', (kind) => {
     assert.equal(again.statusCode, 201);
     assert.equal(registrations(), registered, 'the user is registered once per agent');
     assert.deepEqual(snap.requests.filter((r) => r.stateChanging), []);
+
+    // No SnapTrade secret (the partner's consumer key, the user's secret) leaves the service.
+    const exported = await t.app.inject({ method: 'GET', url: `/v1/export?agent=${a.handle}` });
+    const listed = await t.app.inject({ method: 'GET', url: '/v1/brokers', headers: h(`Bearer ${a.secret}`) });
+    const openapi = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    const seen = [start.body, done.body, shown.body, again.body, exported.body, listed.body, openapi.body, t.logs.join('')].join('\n');
+    const secrets = [snap.scenario.partner.consumerKey, ...[...snap.users.values()].map((u) => u.userSecret)];
+    assert.ok(secrets.length >= 2);
+    for (const secret of secrets) assert.ok(!seen.includes(secret), 'a SnapTrade secret appears in a response, the export, OpenAPI or the log');
   });
 
   test('sync is 202 with progress; disconnect destroys credentials and keeps the records', async () => {
