@@ -1,0 +1,152 @@
+// The broker-import benchmark (issue 13), on SQLite and PostgreSQL: one sync (BrokerSync through
+// the service's own BrokerConnections.syncNow, as the sync worker runs it) of an Alpaca
+// connection against the simulator's `year` scenario (test/sim/alpaca.ts, ~50,000 fills, served
+// by a child process), in fills recorded a second; the time the whole year takes; and this
+// process's RSS sampled every 250 ms through the import. The baseline, measured in the same run
+// on the same kind of store: the service's own sustained POST /v1/decisions rate (the real service
+// in a child process, unsigned, the write suite's load).
+//
+//   npm run bench -- brokers [--fills 50000] [--duration 10] [--connections 64] [--no-postgres]
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import { buildApp } from '../src/api/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { systemClock } from '../src/ledger/clock.ts';
+import { Operators } from '../src/ledger/operators.ts';
+import { signatureChecker } from '../src/ledger/signing.ts';
+import { openStore } from '../src/store/open.ts';
+import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
+import { createAgents, unsignedWrites } from './decision-load.ts';
+import { benchPath, fixed, integerFlag, load, markdownTable, progress, startChild, suiteFlags, type ChildServer } from './harness.ts';
+
+export type BrokersBenchOptions = { fills: number; duration: number; connections: number; postgres: boolean };
+
+/** Target from issue 13: the year in under a minute. */
+const GOAL = { yearSeconds: 60 };
+/** The simulator's fixed paper credentials (test/sim/alpaca.ts dayOfFills). */
+const SIM_KEY = { keyId: 'PKSIMULATOR0000000001', secretKey: 'sim-secret-0123456789abcdefghijklmnopqrstu' };
+
+export function brokersOptions(argv: string[]): BrokersBenchOptions {
+  const v = suiteFlags(argv, {
+    fills: { type: 'string', default: '50000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    'no-postgres': { type: 'boolean', default: false },
+  });
+  return {
+    fills: integerFlag('fills', v.fills, 1),
+    duration: integerFlag('duration', v.duration, 1),
+    connections: integerFlag('connections', v.connections, 1),
+    postgres: !v['no-postgres'],
+  };
+}
+
+type Kind = BenchDatabase['kind'];
+type Row = {
+  kind: Kind; fills: number; recorded: number; seconds: number; rate: number; writeRate: number;
+  rssStartMb: number; rssPeakMb: number; rssEndMb: number; rssMidMb: number; outcome: string;
+};
+
+const mb = (bytes: number) => bytes / (1024 * 1024);
+
+/** The service's decision write rate on a fresh store of this kind: warm-up 3 s, then `duration` s. */
+async function decisionRate(kind: Kind, o: BrokersBenchOptions): Promise<number> {
+  const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
+  let server: ChildServer | null = null;
+  try {
+    const agents = await createAgents(db.url, 200);
+    server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, { LEDGER_WRITE_LIMIT_PER_MIN: '1000000000' }));
+    const writes = unsignedWrites(agents, null);
+    progress(`${storeName(kind)}: POST /v1/decisions, ${o.connections} connections, ${o.duration} s`);
+    await load(server, o.connections, 3, writes());
+    const f = await load(server, o.connections, o.duration, writes());
+    if (f.non2xx > 0 || f.errors > 0) throw new Error(`decision writes: ${f.non2xx} non-2xx, ${f.errors} errors`);
+    return f.rps;
+  } finally {
+    await server?.stop();
+    await db.remove();
+  }
+}
+
+/** One sync of the year, in this process, with RSS sampled throughout. */
+async function importYear(kind: Kind, sim: ChildServer, o: BrokersBenchOptions, writeRate: number): Promise<Row> {
+  const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
+  const store = openStore(db.url);
+  try {
+    await store.migrate();
+    const config = loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_MASTER_KEY: randomBytes(32).toString('base64'), LEDGER_SYNC_INTERVAL_S: '0', LEDGER_ALPACA_TRADING_URL: sim.url, LEDGER_LOG_LEVEL: 'warn' });
+    const ledger = await buildApp({ store, config, clock: systemClock, checkSignature: signatureChecker(store), logger: { level: 'warn' } });
+    try {
+      const created = await new Operators(store, systemClock).createAgent({ handle: 'brokerbench' });
+      if (!created.ok) throw new Error(created.error.message);
+      const res = await ledger.app.inject({
+        method: 'POST', url: '/v1/brokers/alpaca',
+        headers: { authorization: `Bearer ${created.value.apiKey.secret}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ api_key_id: SIM_KEY.keyId, api_secret: SIM_KEY.secretKey, environment: 'paper' }),
+      });
+      if (res.statusCode !== 201) throw new Error(`POST /v1/brokers/alpaca answered ${res.statusCode}: ${res.body}`);
+      const id = (res.json() as { id: string }).id;
+      const samples: number[] = [];
+      const sampler = setInterval(() => samples.push(process.memoryUsage().rss), 250);
+      progress(`${storeName(kind)}: importing ${o.fills} fills`);
+      const started = performance.now();
+      samples.push(process.memoryUsage().rss);
+      const outcome = await ledger.brokers.syncNow(id);
+      const seconds = (performance.now() - started) / 1000;
+      clearInterval(sampler);
+      samples.push(process.memoryUsage().rss);
+      const recorded = outcome.kind === 'synced' || outcome.kind === 'failed' ? outcome.summary.counts.executions_recorded : 0;
+      return {
+        kind, fills: o.fills, recorded, seconds, rate: recorded / seconds, writeRate,
+        rssStartMb: mb(samples[0]!), rssMidMb: mb(samples[Math.floor(samples.length / 2)]!), rssPeakMb: mb(Math.max(...samples)), rssEndMb: mb(samples[samples.length - 1]!),
+        outcome: outcome.kind,
+      };
+    } finally {
+      await ledger.close();
+    }
+  } finally {
+    await store.close();
+    await db.remove();
+  }
+}
+
+export async function brokersBench(o: BrokersBenchOptions): Promise<string> {
+  const notes: string[] = [];
+  const kinds: Kind[] = ['sqlite'];
+  if (o.postgres) {
+    const problem = await postgresProblem();
+    if (problem) notes.push(`PostgreSQL skipped: ${problem}`);
+    else kinds.push('postgres');
+  }
+  const rows: Row[] = [];
+  for (const kind of kinds) {
+    const writeRate = await decisionRate(kind, o);
+    // A fresh simulator per store: its request log and rate window start empty.
+    const sim = await startChild(benchPath('alpaca-sim-child.ts'), { ...process.env, BENCH_FILLS: String(o.fills) });
+    try {
+      rows.push(await importYear(kind, sim, o, writeRate));
+    } finally {
+      await sim.stop();
+    }
+  }
+  return report(o, rows, notes);
+}
+
+function report(o: BrokersBenchOptions, rows: Row[], notes: string[]): string {
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  return [
+    `# brokers benchmark, ${new Date().toISOString()}`,
+    '',
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load average ${loadavg().map((l) => fixed(l, 1)).join(' ')}.`,
+    '',
+    markdownTable(['store', 'fills', 'recorded', 'outcome', 'import s', 'fills/s', 'decisions/s (service)', 'ratio', 'RSS MB start / mid / peak / end', `< ${GOAL.yearSeconds} s`],
+      rows.map((r) => [storeName(r.kind), n(r.fills), n(r.recorded), r.outcome, fixed(r.seconds, 1), n(r.rate), n(r.writeRate), fixed(r.rate / r.writeRate, 2),
+        `${fixed(r.rssStartMb, 0)} / ${fixed(r.rssMidMb, 0)} / ${fixed(r.rssPeakMb, 0)} / ${fixed(r.rssEndMb, 0)}`, r.seconds < GOAL.yearSeconds ? 'met' : 'missed'])),
+    '',
+    `One sync (BrokerConnections.syncNow, as the sync worker runs it) of the simulator's year scenario (${n(o.fills)} fills, served from a child process); ` +
+    'fills are recorded through the append protocol in chunks, each chunk one transaction. decisions/s: the real service, unsigned POST /v1/decisions, ' +
+    `${o.connections} connections, ${o.duration} s after 3 s warm-up, on a fresh store of the same kind in the same run. RSS: the syncing process, sampled every 250 ms.`,
+    '',
+    ...notes,
+  ].join('\n');
+}
