@@ -15,9 +15,9 @@ import { systemClock } from '../src/ledger/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
 import { signatureChecker } from '../src/ledger/signing.ts';
 import { openStore } from '../src/store/open.ts';
-import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
-import { createAgents, unsignedWrites } from './decision-load.ts';
-import { benchPath, fixed, integerFlag, load, markdownTable, progress, startChild, suiteFlags, type ChildServer } from './harness.ts';
+import { freshPostgres, freshSqlite, postgresProblem, storeName, type BenchDatabase } from './databases.ts';
+import { benchPath, fixed, integerFlag, markdownTable, progress, startChild, suiteFlags, type ChildServer } from './harness.ts';
+import { decisionRate } from './service-rate.ts';
 
 export type BrokersBenchOptions = { fills: number; duration: number; connections: number; postgres: boolean };
 
@@ -48,25 +48,6 @@ type Row = {
 };
 
 const mb = (bytes: number) => bytes / (1024 * 1024);
-
-/** The service's decision write rate on a fresh store of this kind: warm-up 3 s, then `duration` s. */
-async function decisionRate(kind: Kind, o: BrokersBenchOptions): Promise<number> {
-  const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
-  let server: ChildServer | null = null;
-  try {
-    const agents = await createAgents(db.url, 200);
-    server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, { LEDGER_WRITE_LIMIT_PER_MIN: '1000000000' }));
-    const writes = unsignedWrites(agents, null);
-    progress(`${storeName(kind)}: POST /v1/decisions, ${o.connections} connections, ${o.duration} s`);
-    await load(server, o.connections, 3, writes());
-    const f = await load(server, o.connections, o.duration, writes());
-    if (f.non2xx > 0 || f.errors > 0) throw new Error(`decision writes: ${f.non2xx} non-2xx, ${f.errors} errors`);
-    return f.rps;
-  } finally {
-    await server?.stop();
-    await db.remove();
-  }
-}
 
 /** One sync of the year, in this process, with RSS sampled throughout. */
 async function importYear(kind: Kind, sim: ChildServer, o: BrokersBenchOptions, writeRate: number): Promise<Row> {
@@ -120,7 +101,7 @@ export async function brokersBench(o: BrokersBenchOptions): Promise<string> {
   }
   const rows: Row[] = [];
   for (const kind of kinds) {
-    const writeRate = await decisionRate(kind, o);
+    const writeRate = await decisionRate(kind, o.connections, o.duration);
     // A fresh simulator per store: its request log and rate window start empty.
     const sim = await startChild(benchPath('alpaca-sim-child.ts'), { ...process.env, BENCH_FILLS: String(o.fills) });
     try {
