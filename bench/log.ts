@@ -19,6 +19,7 @@ import { leafHash } from '../src/core/merkle.ts';
 import { Integrator, leafData } from '../src/log/integrator.ts';
 import { loadLogKey, type LogKey } from '../src/log/key.ts';
 import { openStore } from '../src/store/open.ts';
+import type { LogStore } from '../src/store/log-port.ts';
 import type { LedgerStore } from '../src/store/port.ts';
 import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { createAgents, DECISION } from './decision-load.ts';
@@ -59,7 +60,55 @@ export function logOptions(argv: string[]): LogBenchOptions {
 }
 
 type Kind = BenchDatabase['kind'];
-type IntegrationRow = { kind: Kind; size: number; seedSeconds: number; seconds: number; rate: number; hashRate: number };
+type IntegrationRow = { kind: Kind; size: number; seedSeconds: number; seconds: number; rate: number; hashRate: number; spent: Spent; leafBytesMs: number };
+
+/** Where the integrator's time went, in ms: the store calls and the checkpoint signatures it made. */
+type Spent = { pending: number; integrate: number; tiles: number; sign: number };
+
+/**
+ * The store's log and the log key, with every call the integrator makes through them timed; what
+ * is left of its time is its own work (leaf bytes, leaf and node hashes, tiles, checkpoint text).
+ */
+function timedLog(log: LogStore, key: LogKey, spent: Spent): { log: LogStore; key: LogKey } {
+  const timed = <A extends unknown[], R>(part: keyof Spent, f: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
+    const started = performance.now();
+    try {
+      return await f(...a);
+    } finally {
+      spent[part] += performance.now() - started;
+    }
+  };
+  return {
+    log: {
+      latestCheckpoint: () => log.latestCheckpoint(),
+      checkpointAt: (size) => log.checkpointAt(size),
+      tiles: timed('tiles', (ids: Parameters<LogStore['tiles']>[0]) => log.tiles(ids)),
+      leafOf: (id) => log.leafOf(id),
+      entries: (start, count) => log.entries(start, count),
+      tryIntegrator: async () => {
+        const session = await log.tryIntegrator();
+        return session && {
+          lastSortKey: () => session.lastSortKey(),
+          countPending: (after, limit) => session.countPending(after, limit),
+          pending: timed('pending', (after: string | null, limit: number) => session.pending(after, limit)),
+          integrate: timed('integrate', (size: number, batch: Parameters<typeof session.integrate>[1]) => session.integrate(size, batch)),
+          release: () => session.release(),
+        };
+      },
+    },
+    key: {
+      ...key,
+      sign: (message) => {
+        const started = performance.now();
+        try {
+          return key.sign(message);
+        } finally {
+          spent.sign += performance.now() - started;
+        }
+      },
+    },
+  };
+}
 type ProofRow = { kind: Kind; size: number; figures: Figures };
 type LatencyRow = { kind: Kind; writes: number; rate: number; p50: number; p99: number; max: number; missing: number; non201: number };
 
@@ -74,13 +123,17 @@ async function benchKey(): Promise<{ key: LogKey; file: string; dir: string }> {
 const serverEnv = (db: BenchDatabase, keyFile: string) =>
   serviceEnv(db.url, { LEDGER_LOG_KEY_FILE: keyFile, LEDGER_LOG_ORIGIN: ORIGIN, LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_WRITE_LIMIT_PER_MIN: '1000000000' });
 
-/** Every leaf's bytes, read back in log order after integration (outside any timed part). */
-async function leafBytes(store: LedgerStore, size: number): Promise<Uint8Array[]> {
-  const out: Uint8Array[] = [];
+/** Every leaf's bytes, read back in log order after integration, and the ms spent making them from the records. */
+async function leafBytes(store: LedgerStore, size: number): Promise<{ leaves: Uint8Array[]; ms: number }> {
+  const leaves: Uint8Array[] = [];
+  let ms = 0;
   for (let start = 0; start < size; start += 10_000) {
-    for (const r of await store.log.entries(start, Math.min(10_000, size - start))) out.push(leafData(r));
+    const records = await store.log.entries(start, Math.min(10_000, size - start));
+    const started = performance.now();
+    for (const r of records) leaves.push(leafData(r));
+    ms += performance.now() - started;
   }
-  return out;
+  return { leaves, ms };
 }
 
 /** SHA-256 leaf hashes of `leaves`, best of three passes, in leaves a second. */
@@ -104,14 +157,16 @@ async function integrate(db: BenchDatabase, size: number, key: LogKey): Promise<
     const seeded = await seed(store, db.url, { whale: size, smallAgents: 0, perSmall: 0, handlePrefix: 'logbench' });
     const seedSeconds = (performance.now() - started) / 1000;
     progress(`${storeName(db.kind)} ${size}: integrating`);
-    const integrator = new Integrator({ log: store.log, key });
+    const spent: Spent = { pending: 0, integrate: 0, tiles: 0, sign: 0 };
+    const timed = timedLog(store.log, key, spent);
+    const integrator = new Integrator({ log: timed.log, key: timed.key });
     started = performance.now();
     const integrated = await integrator.integratePending();
     const seconds = (performance.now() - started) / 1000;
     await integrator.stop();
     if (integrated !== seeded.total) throw new Error(`integrated ${integrated} of ${seeded.total} records`);
     const leaves = await leafBytes(store, size);
-    return { kind: db.kind, size, seedSeconds, seconds, rate: size / seconds, hashRate: hashRate(leaves) };
+    return { kind: db.kind, size, seedSeconds, seconds, rate: size / seconds, hashRate: hashRate(leaves.leaves), spent, leafBytesMs: leaves.ms };
   } finally {
     await store.close();
   }
@@ -275,6 +330,17 @@ function report(o: LogBenchOptions, integration: IntegrationRow[], proofs: Proof
         const writes = writeRates.get(r.kind)!;
         return [storeName(r.kind), n(r.size), fixed(r.seedSeconds, 1), fixed(r.seconds, 2), n(r.rate), n(r.hashRate), fixed(r.rate / r.hashRate, 3),
           n(writes), fixed(r.rate / writes, 1), verdict(r.rate / writes >= GOAL.integrationOverWrites)];
+      })),
+    '',
+    'Where the integrator\'s time went (share of the integration time): reading the waiting records, the one-transaction write, reading partial tiles, signing checkpoints, and the rest (leaf bytes, hashing, tree edge, tiles, checkpoint text); leaf bytes (canon_v1 of each chain entry) and leaf SHA-256 timed apart after the run, over the same records:',
+    '',
+    markdownTable(['store', 'records', 'batches', 'read records', 'write batch', 'read tiles', 'sign', 'the rest', 'of it: leaf bytes', 'of it: leaf SHA-256'],
+      integration.map((r) => {
+        const total = r.seconds * 1000;
+        const share = (ms: number) => `${fixed((100 * ms) / total, 0)}%`;
+        const { pending, integrate, tiles, sign } = r.spent;
+        return [storeName(r.kind), n(r.size), n(Math.ceil(r.size / 256)), share(pending), share(integrate), share(tiles), share(sign), share(total - pending - integrate - tiles - sign),
+          `~${share(r.leafBytesMs)}`, `~${share((1000 * r.size) / r.hashRate)}`];
       })),
     '',
     `The real integrator in this process (\`integratePending\`, batches of 256: read, leaf hashes, tree edge, tiles, a signed checkpoint, one transaction each). ` +
