@@ -23,6 +23,20 @@ const SUITES: Record<string, Suite> = {
       return m.readBench(m.readOptions(args));
     },
   },
+  log: {
+    usage: '[--records 10000,100000] [--rate 200] [--seconds 30] [--duration 10] [--connections 4] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./log.ts');
+      return m.logBench(m.logOptions(args));
+    },
+  },
+  brokers: {
+    usage: '[--fills 50000] [--duration 10] [--connections 64] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./brokers.ts');
+      return m.brokersBench(m.brokersOptions(args));
+    },
+  },
 };
 
 const argv = process.argv.slice(2);
