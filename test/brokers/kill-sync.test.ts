@@ -4,13 +4,12 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import type { StoredRecord } from '../../src/domain/types.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
 import { startAlpacaSim, yearOfFills, type AlpacaSim } from '../sim/alpaca.ts';
-import { brokerTestApp, MASTER_KEY, type BrokerTestApp } from './wiring-support.ts';
+import { brokerTestApp, executions, MASTER_KEY, type BrokerTestApp } from './wiring-support.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FILLS = 30_000;
@@ -29,16 +28,6 @@ function syncProcess(id: string, databaseUrl: string, simUrl: string, onProgress
   });
   const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   return { child, exit, progress: () => output };
-}
-
-async function executions(store: LedgerStore, agentId: string): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = [];
-  for (let before: string | undefined; ;) {
-    const page = await store.listAgentRecords(agentId, 'execution', { limit: 1000, before });
-    out.push(...page);
-    if (page.length < 1000) return out;
-    before = page[page.length - 1]!.id;
-  }
 }
 
 await forEachStore('a broker sync killed with SIGKILL', (kind) => {

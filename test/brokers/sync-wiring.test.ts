@@ -19,19 +19,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dayOfFills, startAlpacaSim, type AlpacaScenario, type AlpacaSim } from '../sim/alpaca.ts';
-import { brokerTestApp, type BrokerTestApp } from './wiring-support.ts';
+import { brokerTestApp, executions, type BrokerTestApp } from './wiring-support.ts';
 
 const noSleep = { sleep: async () => {} };
-
-async function executions(store: LedgerStore, agentId: string): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = [];
-  for (let before: string | undefined; ;) {
-    const page = await store.listAgentRecords(agentId, 'execution', { limit: 500, before });
-    out.push(...page);
-    if (page.length < 500) return out;
-    before = page[page.length - 1]!.id;
-  }
-}
 
 const fillIdOf = (r: StoredRecord) => (JSON.parse(r.content) as { broker_fill_id: string }).broker_fill_id;
 

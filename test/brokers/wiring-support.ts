@@ -9,6 +9,7 @@ import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import type { Scope } from '../../src/domain/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
+import type { StoredRecord } from '../../src/domain/types.ts';
 import { uniqueHandle, idempotencyKey } from '../support/app.ts';
 
 export class TestClock implements Clock {
@@ -54,4 +55,15 @@ export async function brokerTestApp(store: LedgerStore, env: Record<string, stri
     return res.json();
   };
   return { ...ledger, store, clock, operators, logs, agent, decide };
+}
+
+/** Every execution record of an agent, newest first. */
+export async function executions(store: LedgerStore, agentId: string): Promise<StoredRecord[]> {
+  const out: StoredRecord[] = [];
+  for (let before: string | undefined; ;) {
+    const page = await store.listAgentRecords(agentId, 'execution', { limit: 500, before });
+    out.push(...page);
+    if (page.length < 500) return out;
+    before = page[page.length - 1]!.id;
+  }
 }
