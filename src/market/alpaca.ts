@@ -13,11 +13,10 @@ import { normaliseDecimal } from '../core/decimal.ts';
 import { parseRfc3339 } from '../core/time.ts';
 import { DAY_MS, dateOfDay, newYorkDay } from './calendar.ts';
 import {
+  checkBarsRequest,
   ageOf,
   assetKindOf,
-  invalidRange,
   invalidSymbol,
-  isIsoDate,
   type AssetKind,
   type DailyBar,
   type DailyBars,
@@ -117,9 +116,9 @@ export class AlpacaMarketData implements MarketData {
   }
 
   async dailyBars(symbol: string, from: string, to: string): Promise<MarketResult<DailyBars>> {
-    const kind = assetKindOf(symbol);
-    if (kind === null) return invalidSymbol(symbol);
-    if (!isIsoDate(from) || !isIsoDate(to) || from > to) return invalidRange(from, to);
+    const checked = checkBarsRequest(symbol, from, to);
+    if (!checked.ok) return checked;
+    const kind = checked.value;
     const path = kind === 'stock' ? '/v2/stocks/bars' : `/v1beta3/crypto/${this.o.cryptoLocation}/bars`;
     const params: Record<string, string> = { symbols: symbol, timeframe: '1Day', start: from, end: this.barsEnd(kind, to), limit: '10000', sort: 'asc' };
     if (kind === 'stock') Object.assign(params, { adjustment: 'split', feed: this.o.barsFeed });

@@ -101,3 +101,11 @@ export function invalidSymbol(symbol: string): MarketResult<never> {
 export function invalidRange(from: string, to: string): MarketResult<never> {
   return { ok: false, error: { code: 'invalid_request', message: `bad date range ${JSON.stringify(from)}..${JSON.stringify(to)}` } };
 }
+
+/** A daily-bars request's asset kind, or the error for its symbol or date range. */
+export function checkBarsRequest(symbol: string, from: string, to: string): MarketResult<AssetKind> {
+  const kind = assetKindOf(symbol);
+  if (kind === null) return invalidSymbol(symbol);
+  if (!isIsoDate(from) || !isIsoDate(to) || from > to) return invalidRange(from, to);
+  return { ok: true, value: kind };
+}

@@ -16,11 +16,11 @@ import { Decimal } from 'decimal.js';
 import { sha256Hex } from '../core/sha256.ts';
 import { DAY_MS, dateOfDay, dayNumber, isWeekday, newYorkDay, newYorkOffsetHours, stockSession } from './calendar.ts';
 import {
+  checkBarsRequest,
   ageOf,
   assetKindOf,
   invalidRange,
   invalidSymbol,
-  isIsoDate,
   type AssetKind,
   type DailyBar,
   type DailyBars,
@@ -96,9 +96,9 @@ export class SyntheticMarketData implements MarketData {
   }
 
   async dailyBars(symbol: string, from: string, to: string): Promise<MarketResult<DailyBars>> {
-    const kind = assetKindOf(symbol);
-    if (kind === null) return invalidSymbol(symbol);
-    if (!isIsoDate(from) || !isIsoDate(to) || from > to) return invalidRange(from, to);
+    const checked = checkBarsRequest(symbol, from, to);
+    if (!checked.ok) return checked;
+    const kind = checked.value;
     const first = Math.max(dayNumber(from), this.origin);
     const last = dayNumber(to);
     if (last - first > MAX_BAR_DAYS) return invalidRange(from, to);

@@ -9,7 +9,7 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
 import { startAlpacaSim, yearOfFills, type AlpacaSim } from '../sim/alpaca.ts';
-import { brokerTestApp, executions, MASTER_KEY, type BrokerTestApp } from './wiring-support.ts';
+import { brokerTestApp, connectAlpaca, executions, MASTER_KEY, type BrokerTestApp } from './wiring-support.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FILLS = 30_000;
@@ -52,13 +52,7 @@ await forEachStore('a broker sync killed with SIGKILL', (kind) => {
 
   test('killed mid-import and run again: every fill recorded exactly once, the chain verifies', async () => {
     const owner = await t.agent();
-    const key = sim.scenario.keys[0]!;
-    const connected = await t.app.inject({
-      method: 'POST', url: '/v1/brokers/alpaca', headers: { authorization: `Bearer ${owner.secret}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ api_key_id: key.keyId, api_secret: key.secretKey, environment: 'paper' }),
-    });
-    assert.equal(connected.statusCode, 201, connected.body);
-    const id = connected.json().id as string;
+    const id = await connectAlpaca(t, owner.secret, sim);
 
     // Killed the moment it reports its first recorded fills: mid-import.
     const first = syncProcess(id, url, sim.url, (output) => {

@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dayOfFills, startAlpacaSim, type AlpacaScenario, type AlpacaSim } from '../sim/alpaca.ts';
-import { brokerTestApp, executions, type BrokerTestApp } from './wiring-support.ts';
+import { brokerTestApp, connectAlpaca as connect, executions, type BrokerTestApp } from './wiring-support.ts';
 
 const noSleep = { sleep: async () => {} };
 
@@ -29,16 +29,6 @@ function assertOnce(records: StoredRecord[], scenario: AlpacaScenario): void {
   const ids = records.map(fillIdOf);
   assert.equal(new Set(ids).size, ids.length, 'no fill recorded twice');
   assert.deepEqual([...ids].sort(), scenario.fills.map((f) => f.id).sort(), 'every fill recorded');
-}
-
-async function connect(t: BrokerTestApp, secret: string, sim: AlpacaSim): Promise<string> {
-  const k = sim.scenario.keys[0]!;
-  const res = await t.app.inject({
-    method: 'POST', url: '/v1/brokers/alpaca', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    payload: JSON.stringify({ api_key_id: k.keyId, api_secret: k.secretKey, environment: 'paper' }),
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json().id;
 }
 
 await forEachStore('broker sync wired into the service', (kind) => {

@@ -1,5 +1,6 @@
 // A real service with broker connections for the wiring tests: the app on a real store, its log
 // lines captured (to scan them for credentials), a clock the test moves, and the Alpaca simulator.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
@@ -66,4 +67,15 @@ export async function executions(store: LedgerStore, agentId: string): Promise<S
     if (page.length < 500) return out;
     before = page[page.length - 1]!.id;
   }
+}
+
+/** Connects the simulator's first Alpaca account through the API; answers the connection id. */
+export async function connectAlpaca(t: BrokerTestApp, secret: string, sim: { scenario: { keys: { keyId: string; secretKey: string }[] } }): Promise<string> {
+  const k = sim.scenario.keys[0]!;
+  const res = await t.app.inject({
+    method: 'POST', url: '/v1/brokers/alpaca', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    payload: JSON.stringify({ api_key_id: k.keyId, api_secret: k.secretKey, environment: 'paper' }),
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json().id;
 }
