@@ -17,7 +17,7 @@ import { systemClock } from '../src/ledger/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
 import { signatureChecker } from '../src/ledger/signing.ts';
 import { openStore } from '../src/store/open.ts';
-import { freshPostgres, freshSqlite, postgresProblem, storeName, type BenchDatabase } from './databases.ts';
+import { freshPostgres, freshSqlite, benchStores, storeName, type BenchDatabase } from './databases.ts';
 import { benchPath, fixed, integerFlag, markdownTable, progress, startChild, suiteFlags, type ChildServer } from './harness.ts';
 import { decisionRate } from './service-rate.ts';
 
@@ -108,12 +108,7 @@ async function importYear(kind: Kind, sim: ChildServer, o: BrokersBenchOptions, 
 
 export async function brokersBench(o: BrokersBenchOptions): Promise<string> {
   const notes: string[] = [];
-  const kinds: Kind[] = ['sqlite'];
-  if (o.postgres) {
-    const problem = await postgresProblem();
-    if (problem) notes.push(`PostgreSQL skipped: ${problem}`);
-    else kinds.push('postgres');
-  }
+  const kinds = await benchStores(o.postgres, notes);
   const rows: Row[] = [];
   for (const kind of kinds) {
     const writeRate = await decisionRate(kind, o.connections, o.duration);

@@ -111,3 +111,13 @@ export function freshPostgres(): BenchDatabase {
     }),
   };
 }
+
+/** The stores a suite runs on: SQLite always, PostgreSQL when asked for and reachable (else a note says why not). */
+export async function benchStores(postgres: boolean, notes: string[]): Promise<BenchDatabase['kind'][]> {
+  const kinds: BenchDatabase['kind'][] = ['sqlite'];
+  if (!postgres) return kinds;
+  const problem = await postgresProblem();
+  if (problem) notes.push(`PostgreSQL skipped: ${problem}`);
+  else kinds.push('postgres');
+  return kinds;
+}

@@ -21,7 +21,7 @@ import { loadLogKey, type LogKey } from '../src/log/key.ts';
 import { openStore } from '../src/store/open.ts';
 import type { LogStore } from '../src/store/log-port.ts';
 import type { LedgerStore } from '../src/store/port.ts';
-import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
+import { freshPostgres, freshSqlite, benchStores, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { createAgents, DECISION } from './decision-load.ts';
 import { benchPath, fixed, integerFlag, load, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer, type Figures } from './harness.ts';
 import { seed } from './seed.ts';
@@ -300,12 +300,7 @@ async function checkpointLatency(kind: Kind, o: LogBenchOptions): Promise<Latenc
 
 export async function logBench(o: LogBenchOptions): Promise<string> {
   const notes: string[] = [];
-  const kinds: Kind[] = ['sqlite'];
-  if (o.postgres) {
-    const problem = await postgresProblem();
-    if (problem) notes.push(`PostgreSQL skipped: ${problem}`);
-    else kinds.push('postgres');
-  }
+  const kinds = await benchStores(o.postgres, notes);
   const integration: IntegrationRow[] = [];
   const proofs: ProofRow[] = [];
   const latency: LatencyRow[] = [];

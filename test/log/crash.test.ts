@@ -19,7 +19,7 @@ import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { PostgresStore } from '../../src/store/postgres/store.ts';
-import { forEachStore } from '../support/stores.ts';
+import { forEachStore, type StoreKind } from '../support/stores.ts';
 import { testApp, type TestApp } from '../support/app.ts';
 import { verify } from '../cli/verify-fixture.ts';
 import { record, testIntegrator, TEST_ORIGIN } from './helpers.ts';
@@ -27,6 +27,19 @@ import { record, testIntegrator, TEST_ORIGIN } from './helpers.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 type Child = { child: ChildProcess; output: () => string; holding: Promise<void>; exited: Promise<void> };
+
+/** A log key generated in `keyDir` and saved as `<dir>/<name>`, and an app on a fresh database. */
+async function fixture(kind: StoreKind, dir: string, name: string, keyDir: string) {
+  const generated = await loadLogKey({ keyFile: null, dataDir: keyDir, origin: TEST_ORIGIN });
+  assert.ok(generated.ok);
+  const keyFile = join(dir, name);
+  renameSync(generated.value.source.path, keyFile);
+  const databaseUrl = await kind.freshUrl();
+  const store = openStore(databaseUrl);
+  await store.migrate();
+  const t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000' } });
+  return { keyFile, databaseUrl, store, t };
+}
 
 function integratorProcess(databaseUrl: string, keyFile: string): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/log/integrator-child.ts', databaseUrl, keyFile], {
@@ -92,15 +105,7 @@ await forEachStore('the integrator killed mid-integration', (kind) => {
   });
 
   test('SIGKILL at random points while records arrive: nothing lost, no inconsistent checkpoint', async () => {
-    const keyFile = join(dir, `key-${kind.name}.pem`);
-    const generated = await loadLogKey({ keyFile: null, dataDir: dir, origin: TEST_ORIGIN });
-    assert.ok(generated.ok);
-    renameSync(generated.value.source.path, keyFile);
-
-    const databaseUrl = await kind.freshUrl();
-    const store = openStore(databaseUrl);
-    await store.migrate();
-    const t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000' } });
+    const { keyFile, databaseUrl, store, t } = await fixture(kind, dir, `key-${kind.name}.pem`, dir);
     try {
       const agents = [await t.agent(), await t.agent(), await t.agent()];
       const ids: string[] = [];
@@ -130,14 +135,7 @@ await forEachStore('the integrator killed mid-integration', (kind) => {
 
   if (kind.name === 'postgres') {
     test('two integrators: only one holds the log; the other takes over when it is killed', async () => {
-      const keyFile = join(dir, 'key-takeover.pem');
-      const generated = await loadLogKey({ keyFile: null, dataDir: join(dir, 'takeover'), origin: TEST_ORIGIN });
-      assert.ok(generated.ok);
-      renameSync(generated.value.source.path, keyFile);
-      const databaseUrl = await kind.freshUrl();
-      const store = openStore(databaseUrl);
-      await store.migrate();
-      const t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000' } });
+      const { keyFile, databaseUrl, store, t } = await fixture(kind, dir, 'key-takeover.pem', join(dir, 'takeover'));
       const a = integratorProcess(databaseUrl, keyFile);
       const b = integratorProcess(databaseUrl, keyFile);
       try {
