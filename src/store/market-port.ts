@@ -1,0 +1,71 @@
+// The market sub-port: what the pricing and performance wings keep beside the records, with a
+// SQLite and a PostgreSQL adapter over the same database as the LedgerStore (market.ts picks it).
+// Owns the price observed at each decision's receipt (rule 6: one per decision, append-only, public
+// on the proof and in the export), the daily closes fetched from the provider (a cache: refetchable,
+// keyed by source), and the stored performance reports (derived, recomputable, replaced as they grow).
+
+export type PriceSource = 'alpaca' | 'synthetic';
+
+/** The price at a decision's receipt, or why there is none. Written once per decision, never changed. */
+export type PriceObservation = {
+  recordId: string;
+  agentId: string;
+  chainSeq: number;
+  symbol: string;
+  /** The decision's recorded_at: the instant priced. */
+  askedAt: string;
+  /** When the service got the answer (after the record; retries make it later). */
+  observedAt: string;
+  source: PriceSource;
+  feed: string | null;
+  synthetic: boolean;
+} & (
+  | {
+      status: 'priced';
+      /** Normalised decimal text, as the provider's number reads. */
+      price: string;
+      /** The provider's own timestamp of that price. */
+      providerTime: string;
+      ageMs: number;
+      stale: boolean;
+    }
+  | {
+      /** The provider answered for good that it has no price (unknown symbol, no trade before askedAt). */
+      status: 'unpriced';
+      reason: string;
+    }
+);
+
+/** A decision recorded and not yet observed: what the pricing job works through, oldest first. */
+export type PendingPrice = { recordId: string; agentId: string; chainSeq: number; symbol: string; recordedAt: string };
+
+export type StoredClose = { date: string; close: string };
+
+/** A performance report as stored: the JSON of src/performance's report and what it was computed from. */
+export type StoredReport = {
+  agentId: string;
+  portfolio: 'model' | 'broker';
+  /** The agent's chain seq and the newest observation/close date the report includes. */
+  throughSeq: number;
+  asOf: string;
+  computedAt: string;
+  report: string;
+};
+
+export interface MarketStore {
+  /** Decisions (records of kind decision) with no observation yet from `source`, oldest first. */
+  pendingPrices(source: PriceSource, limit: number): Promise<PendingPrice[]>;
+  /** Inserts each observation unless the record already has one (idempotent; never updates). */
+  saveObservations(rows: PriceObservation[]): Promise<void>;
+  observationOf(recordId: string): Promise<PriceObservation | null>;
+  /** An agent's observations in chain order, seq > afterSeq, at most `limit`. */
+  observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]>;
+
+  /** Cached daily closes of `symbol` from `source`, dates from..to inclusive, oldest first. */
+  closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]>;
+  /** Caches closes (insert or replace by source, symbol, date). */
+  saveCloses(source: PriceSource, symbol: string, closes: StoredClose[]): Promise<void>;
+
+  report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null>;
+  saveReport(report: StoredReport): Promise<void>;
+}
