@@ -50,7 +50,8 @@ export function parseHorizon(text: string | null | undefined): Horizon | null {
   return unit ? unit[1](Number(m[1])) : null;
 }
 
-function addToDate(date: string, h: Exclude<Horizon, { kind: 'trading_days' }>): string {
+/** The date `h` after `date` (months by calendar, the day clamped to the month's end). */
+export function addToDate(date: string, h: Exclude<Horizon, { kind: 'trading_days' }>): string {
   const y = Number(date.slice(0, 4));
   const mo = Number(date.slice(5, 7));
   const d = Number(date.slice(8, 10));
@@ -75,7 +76,7 @@ function firstIndexFrom(list: Close[], date: string, inclusive: boolean): number
   return lo;
 }
 
-function directionOf(action: string): 1 | -1 | 0 {
+export function directionOf(action: string): 1 | -1 | 0 {
   if (action === 'BUY' || action === 'INCREASE') return 1;
   if (action === 'SELL' || action === 'REDUCE' || action === 'CLOSE') return -1;
   return 0;
@@ -116,6 +117,11 @@ export function hitRate(outcomes: OutcomeValue[]): HitRate {
     counted++;
     if (o.hit) hits++;
   }
+  return hitRateOf(hits, counted);
+}
+
+/** The published hit rate of `hits` among `counted` resolved directional outcomes. */
+export function hitRateOf(hits: number, counted: number): HitRate {
   if (counted < MIN_OUTCOMES_FOR_HIT_RATE) return { value: null, reason: `needs ${MIN_OUTCOMES_FOR_HIT_RATE} resolved directional decisions, has ${counted}`, hits, counted };
   return { value: ratio(new Dec(hits).div(counted)), hits, counted };
 }

@@ -6,7 +6,7 @@
 import { computeMetrics, relativeMetrics, type Metrics, type RelativeMetrics } from './metrics.ts';
 import { Dec, money, ratio } from './numbers.ts';
 import { OUTCOME_HORIZONS, decisionOutcomes, hitRate, type DecisionOutcome, type HitRate } from './outcomes.ts';
-import { reconstructBroker, reconstructModel, type Close, type DecisionInput, type FillInput, type Note, type Reconstruction } from './portfolio.ts';
+import { reconstructBroker, reconstructModel, type Close, type DecisionInput, type FillInput, type Note, type Reconstruction, type SeriesPoint } from './portfolio.ts';
 
 export const METHOD = 'perf_v1';
 export const DEFAULT_BENCHMARK = 'SPY';
@@ -48,9 +48,10 @@ export function calendarOf(benchmark: BenchmarkInput, asOf?: string): string[] {
   return benchmark.closes.map((c) => c.date).filter((d) => asOf === undefined || d <= asOf);
 }
 
-type Base = { price: string | null; from: PerformanceReport['benchmark']['base_from'] };
+export type Base = { price: string | null; from: PerformanceReport['benchmark']['base_from'] };
 
-function benchmarkBase(benchmark: BenchmarkInput, inceptionDate: string): Base {
+/** The benchmark's base price: observed at the first record, else the last close before its date, else the first close. */
+export function benchmarkBase(benchmark: BenchmarkInput, inceptionDate: string): Base {
   if (benchmark.inception_price) return { price: benchmark.inception_price, from: 'inception_price' };
   const before = benchmark.closes.filter((c) => c.date < inceptionDate).at(-1);
   if (before) return { price: before.close, from: 'previous_close' };
@@ -68,22 +69,8 @@ function assemble(
   const inceptionDate = rec.inception === null ? null : new Date(Date.parse(rec.inception)).toISOString().slice(0, 10);
   const base = inceptionDate === null ? { price: null, from: null } : benchmarkBase(benchmark, inceptionDate);
   const benchClose = new Map(benchmark.closes.map((c) => [c.date, c.close]));
-  const benchValues = rec.values.map((p) => ({
-    date: p.date,
-    value: base.price === null ? '' : money(new Dec(rec.start_value).times(benchClose.get(p.date) as string).div(base.price)),
-  }));
-  let previous = new Dec(rec.start_value);
-  const series: SeriesRow[] = rec.values.map((p, i) => {
-    const v = new Dec(p.value);
-    const daily = previous.isZero() ? new Dec(0) : v.div(previous).minus(1);
-    previous = v;
-    return { date: p.date, value: p.value, daily_return: ratio(daily), benchmark_value: base.price === null ? null : (benchValues[i] as { value: string }).value };
-  });
-  const metrics = computeMetrics(rec.start_value, inceptionDate ?? '1970-01-01', rec.values);
-  const relative: RelativeMetrics =
-    base.price === null
-      ? { beta: { value: null, reason: 'no benchmark price' }, excess_return: { value: null, reason: 'no benchmark price' } }
-      : relativeMetrics(rec.start_value, rec.values, benchValues);
+  const benchValues = base.price === null ? null : rec.values.map((p) => ({ date: p.date, value: benchmarkValue(rec.start_value, benchClose.get(p.date) as string, base.price as string) }));
+  const { series, metrics, benchmarkMetrics } = summarise(rec.start_value, inceptionDate, rec.values, benchValues);
   return {
     method: METHOD,
     portfolio,
@@ -93,17 +80,44 @@ function assemble(
     inception: rec.inception,
     start_value: rec.start_value,
     series,
-    metrics: { ...metrics, ...relative },
+    metrics,
     benchmark: {
       symbol: benchmark.symbol,
       basis: 'price_return',
       base_price: base.price,
       base_from: base.from,
-      metrics: base.price === null || inceptionDate === null ? null : computeMetrics(rec.start_value, inceptionDate, benchValues),
+      metrics: benchmarkMetrics,
     },
     reconstruction: { applied: rec.applied, cash: rec.cash, positions: rec.positions },
     notes: rec.notes,
   };
+}
+
+/** B_d = start × close_d / base, 2 decimals. */
+export function benchmarkValue(start: string, close: string, base: string): string {
+  return money(new Dec(start).times(close).div(base));
+}
+
+/**
+ * The published series (with daily returns) and every metric of a valued series and of its
+ * benchmark (null when there is no benchmark base): the part of a report that depends only on
+ * the published values.
+ */
+export function summarise(start: string, inceptionDate: string | null, values: SeriesPoint[], benchValues: SeriesPoint[] | null) {
+  let previous = new Dec(start);
+  const series: SeriesRow[] = values.map((p, i) => {
+    const v = new Dec(p.value);
+    const daily = previous.isZero() ? new Dec(0) : v.div(previous).minus(1);
+    previous = v;
+    return { date: p.date, value: p.value, daily_return: ratio(daily), benchmark_value: benchValues === null ? null : (benchValues[i] as SeriesPoint).value };
+  });
+  const metrics = computeMetrics(start, inceptionDate ?? '1970-01-01', values);
+  const relative: RelativeMetrics =
+    benchValues === null
+      ? { beta: { value: null, reason: 'no benchmark price' }, excess_return: { value: null, reason: 'no benchmark price' } }
+      : relativeMetrics(start, values, benchValues);
+  const benchmarkMetrics = benchValues === null || inceptionDate === null ? null : computeMetrics(start, inceptionDate, benchValues);
+  return { series, metrics: { ...metrics, ...relative }, benchmarkMetrics };
 }
 
 export type ModelInput = {

@@ -82,14 +82,29 @@ export type Reconstruction = {
 
 type Holding = { qty: D; mark: D };
 
+/** A book as plain text, exactly: what a resumable computation (engine.ts) stores between runs. */
+export type BookState = { cash: string; invested: string; holdings: Array<[symbol: string, quantity: string, mark: string]> };
+
 /** Cash, holdings and their running value (Σ quantity × mark, kept exact and incremental). */
-class Book {
+export class Book {
   cash: D;
   readonly holdings = new Map<string, Holding>();
   private invested = new Dec(0);
 
   constructor(start: D) {
     this.cash = start;
+  }
+
+  /** The running sum is kept as it was, not recomputed, so a restored book values to the last digit as the original. */
+  static restore(state: BookState): Book {
+    const book = new Book(new Dec(state.cash));
+    book.invested = new Dec(state.invested);
+    for (const [symbol, qty, mark] of state.holdings) book.holdings.set(symbol, { qty: new Dec(qty), mark: new Dec(mark) });
+    return book;
+  }
+
+  snapshot(): BookState {
+    return { cash: plain(this.cash), invested: plain(this.invested), holdings: [...this.holdings].map(([s, h]) => [s, plain(h.qty), plain(h.mark)]) };
   }
 
   value(): D {
@@ -124,7 +139,7 @@ class Book {
 
 type Event = { at: string; date: string; apply: (book: Book) => void };
 
-function utcDate(instant: string): string {
+export function utcDate(instant: string): string {
   return new Date(Date.parse(instant)).toISOString().slice(0, 10);
 }
 
@@ -154,7 +169,7 @@ function valueDaily(events: Event[], start: D, calendar: string[], closes: Recor
   return { book, values };
 }
 
-function positionsOf(book: Book) {
+export function positionsOf(book: Book) {
   return [...book.holdings.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([symbol, h]) => ({ symbol, quantity: plain(h.qty), mark: plain(h.mark) }));
@@ -183,10 +198,10 @@ export function reconstructModel(decisions: DecisionInput[], calendar: string[],
   return { inception: ordered[0]?.recorded_at ?? null, start_value: money(new Dec(START_VALUE)), values, applied, notes, cash: plain(book.cash), positions: positionsOf(book) };
 }
 
-type Outcome = { applied: Applied; notes: Array<{ code: NoteCode; message: string }> };
+export type Outcome = { applied: Applied; notes: Array<{ code: NoteCode; message: string }> };
 
 /** One decision, by the rules of docs/performance-method.md §2. */
-function applyDecision(book: Book, d: DecisionInput): Outcome {
+export function applyDecision(book: Book, d: DecisionInput): Outcome {
   const notes: Array<{ code: NoteCode; message: string }> = [];
   const result = (sizing: Applied['sizing'], traded: D, price: D | null): Outcome => ({
     applied: {
@@ -283,6 +298,51 @@ function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing
   return result(sizing, qty.neg(), price);
 }
 
+/** Fills sorted by executed_at, then id. */
+export function sortFills(fills: FillInput[]): FillInput[] {
+  return [...fills].sort((a, b) => (a.executed_at !== b.executed_at ? (a.executed_at < b.executed_at ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Broker notes said once per portfolio: cash below zero, and each symbol gone short. */
+export type FillFlags = { cashNoted: boolean; shortNoted: Set<string> };
+
+/** One fill, exactly as reported, by the rules of docs/performance-method.md §3. */
+export function applyFill(book: Book, f: FillInput, flags: FillFlags): Outcome {
+  const qty = parseDec(f.quantity);
+  const price = parseDec(f.price);
+  const fee = parseDec(f.fee ?? '0') ?? new Dec(0);
+  const notes: Outcome['notes'] = [];
+  const invalid = qty === null || price === null || qty.lte(0) || price.lte(0);
+  if (invalid) {
+    notes.push({ code: 'invalid_size', message: `fill with quantity ${f.quantity} at ${f.price} not applied` });
+  } else {
+    book.trade(f.symbol, f.side === 'buy' ? qty : qty.neg(), price, fee);
+    if (book.cash.lt(0) && !flags.cashNoted) {
+      flags.cashNoted = true;
+      notes.push({ code: 'negative_cash', message: 'cash below zero: the account held money the imported trades do not show' });
+    }
+    if (book.quantity(f.symbol).lt(0) && !flags.shortNoted.has(f.symbol)) {
+      flags.shortNoted.add(f.symbol);
+      notes.push({ code: 'short_position', message: `${f.symbol} sold beyond the imported holding (short, or bought before the import)` });
+    }
+  }
+  return {
+    applied: {
+      record_id: f.id,
+      at: f.executed_at,
+      symbol: f.symbol,
+      action: f.side,
+      price: price === null ? null : plain(price),
+      sizing: 'quantity',
+      traded_quantity: invalid ? '0' : plain(f.side === 'buy' ? qty : qty.neg()),
+      cash_after: plain(book.cash),
+      position_after: plain(book.quantity(f.symbol)),
+      notes: notes.map((n) => n.code),
+    },
+    notes,
+  };
+}
+
 /**
  * The broker portfolio, trade-derived (rule 7): fills applied exactly as reported from an opening
  * value in cash (START_VALUE unless the caller knows the account's opening equity). Deposits,
@@ -291,45 +351,15 @@ function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing
 export function reconstructBroker(fills: FillInput[], calendar: string[], closes: Record<string, Close[]>, openingValue: string = START_VALUE): Reconstruction {
   const applied: Applied[] = [];
   const notes: Note[] = [];
-  const ordered = [...fills].sort((a, b) => (a.executed_at !== b.executed_at ? (a.executed_at < b.executed_at ? -1 : 1) : a.id < b.id ? -1 : 1));
-  let cashNoted = false;
-  const shortNoted = new Set<string>();
+  const ordered = sortFills(fills);
+  const flags: FillFlags = { cashNoted: false, shortNoted: new Set() };
   const events: Event[] = ordered.map((f) => ({
     at: f.executed_at,
     date: utcDate(f.executed_at),
     apply: (book) => {
-      const qty = parseDec(f.quantity);
-      const price = parseDec(f.price);
-      const fee = parseDec(f.fee ?? '0') ?? new Dec(0);
-      const codes: NoteCode[] = [];
-      if (qty === null || price === null || qty.lte(0) || price.lte(0)) {
-        notes.push({ record_id: f.id, code: 'invalid_size', message: `fill with quantity ${f.quantity} at ${f.price} not applied` });
-        codes.push('invalid_size');
-      } else {
-        book.trade(f.symbol, f.side === 'buy' ? qty : qty.neg(), price, fee);
-        if (book.cash.lt(0) && !cashNoted) {
-          cashNoted = true;
-          codes.push('negative_cash');
-          notes.push({ record_id: f.id, code: 'negative_cash', message: 'cash below zero: the account held money the imported trades do not show' });
-        }
-        if (book.quantity(f.symbol).lt(0) && !shortNoted.has(f.symbol)) {
-          shortNoted.add(f.symbol);
-          codes.push('short_position');
-          notes.push({ record_id: f.id, code: 'short_position', message: `${f.symbol} sold beyond the imported holding (short, or bought before the import)` });
-        }
-      }
-      applied.push({
-        record_id: f.id,
-        at: f.executed_at,
-        symbol: f.symbol,
-        action: f.side,
-        price: price === null ? null : plain(price),
-        sizing: 'quantity',
-        traded_quantity: codes.includes('invalid_size') || qty === null ? '0' : plain(f.side === 'buy' ? qty : qty.neg()),
-        cash_after: plain(book.cash),
-        position_after: plain(book.quantity(f.symbol)),
-        notes: codes,
-      });
+      const result = applyFill(book, f, flags);
+      applied.push(result.applied);
+      for (const n of result.notes) notes.push({ record_id: f.id, ...n });
     },
   }));
   const start = parseDec(openingValue) ?? new Dec(START_VALUE);

@@ -1,0 +1,316 @@
+// perf_v1, resumable: the accounting of portfolio.ts, the valuation of valueDaily and the outcomes
+// of outcomes.ts carried in a plain, serialisable state, so that a report grows with each new
+// record and each new close instead of being recomputed from the agent's first record.
+// Owns: the state, `advance` (apply records and closes after the state's `valued_through` date)
+// and `publish` (the public report of a state). Pure: no I/O, no clock; the input state is never
+// modified. Fed the same records and closes, from scratch or in any number of steps, it reaches
+// the same figures as modelPerformance / brokerPerformance (test/performance/engine.test.ts).
+//
+// Invariants that make resuming exact: every record not yet applied is dated (UTC) after
+// `valued_through`; every close up to `valued_through` has been used; no day is valued before the
+// date of a record already applied. `advance` refuses (`out_of_order`) a step that would break
+// one; the caller then starts again from scratch.
+
+import { Dec, money, parseDec } from './numbers.ts';
+import { addToDate, directionOf, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
+import { METHOD, benchmarkValue, summarise, type SeriesRow } from './perf.ts';
+import {
+  Book, START_VALUE, applyDecision, applyFill, utcDate, type BookState, type Close, type DecisionInput, type FillFlags, type FillInput,
+  type Note, type NoteCode,
+} from './portfolio.ts';
+import type { Metrics, RelativeMetrics } from './metrics.ts';
+
+export const STATE_VERSION = 1;
+/** Notes kept with their message (the newest); every note is counted by code. */
+export const RECENT_NOTES = 20;
+
+export type Portfolio = 'model' | 'broker';
+export type HorizonKey = '1d' | '5d' | '21d' | 'stated';
+const HORIZON_KEYS: HorizonKey[] = ['1d', '5d', '21d', 'stated'];
+
+/**
+ * A priced, directional decision whose outcome at some horizon is still pending:
+ * [id, symbol, date, receipt price, direction, closes seen after its date, open horizons,
+ *  stated horizon: trading days (number) or the calendar date it ends on (string), or null].
+ */
+export type Pending = [id: string, symbol: string, date: string, price: string, direction: 1 | -1, seen: number, open: HorizonKey[], stated: number | string | null];
+
+export type EngineState = {
+  version: typeof STATE_VERSION;
+  portfolio: Portfolio;
+  start_value: string;
+  /** The first record's instant; the curve starts on its UTC date. */
+  inception: string | null;
+  /** Every close dated up to this date has been used (and every record dated up to it applied). */
+  valued_through: string | null;
+  book: BookState;
+  /** [date, value, benchmark value or null], 2 decimals. */
+  series: Array<[date: string, value: string, benchmark: string | null]>;
+  benchmark: { symbol: string; base_price: string | null; base_from: 'inception_price' | 'previous_close' | 'first_close' | null };
+  pending: Pending[];
+  /** Per horizon: [hits, counted]. */
+  hits: Record<HorizonKey, [number, number]>;
+  counts: { records: number; unpriced: number; traded: number };
+  notes: { counts: Partial<Record<NoteCode, number>>; recent: Note[] };
+  /** Broker only: the once-only notes already given. */
+  flags: { cash_noted: boolean; short_noted: string[] };
+  /** The last record applied (its instant and id): a broker fill sorting before it forces a recomputation. */
+  last: { at: string; id: string } | null;
+};
+
+export function startState(portfolio: Portfolio, benchmark: string, startValue: string = START_VALUE): EngineState {
+  return {
+    version: STATE_VERSION,
+    portfolio,
+    start_value: new Dec(startValue).toFixed(),
+    inception: null,
+    valued_through: null,
+    book: { cash: new Dec(startValue).toFixed(), invested: '0', holdings: [] },
+    series: [],
+    benchmark: { symbol: benchmark, base_price: null, base_from: null },
+    pending: [],
+    hits: { '1d': [0, 0], '5d': [0, 0], '21d': [0, 0], stated: [0, 0] },
+    counts: { records: 0, unpriced: 0, traded: 0 },
+    notes: { counts: {}, recent: [] },
+    flags: { cash_noted: false, short_noted: [] },
+    last: null,
+  };
+}
+
+export type AdvanceInput = {
+  /** New records in their order (decisions in chain order; fills in any order, sorted here). */
+  decisions?: DecisionInput[];
+  fills?: FillInput[];
+  /** The new valued_through date: closes up to it are final. */
+  through: string;
+  /** The benchmark's closes dated after the state's valued_through, up to `through`, in date order. */
+  benchmark: Close[];
+  /** The base of the benchmark, given once the first record is known (ignored after). */
+  benchmarkBase?: { price: string | null; from: EngineState['benchmark']['base_from'] };
+  /** Closes dated after valued_through up to `through` of every symbol held, pending or traded. */
+  closes: Record<string, Close[]>;
+};
+
+export type Advanced = { ok: true; state: EngineState } | { ok: false; reason: 'out_of_order'; message: string };
+
+type Event = { at: string; id: string; date: string; apply: (book: Book) => void };
+
+/** A copy deep enough that advancing it never touches `state` (the book is rebuilt from text anyway). */
+function copyOf(state: EngineState): EngineState {
+  return {
+    ...state,
+    series: [...state.series],
+    benchmark: { ...state.benchmark },
+    pending: state.pending.map((p) => [p[0], p[1], p[2], p[3], p[4], p[5], [...p[6]], p[7]]),
+    hits: { '1d': [...state.hits['1d']], '5d': [...state.hits['5d']], '21d': [...state.hits['21d']], stated: [...state.hits.stated] },
+    counts: { ...state.counts },
+    notes: { counts: { ...state.notes.counts }, recent: [...state.notes.recent] },
+    flags: { cash_noted: state.flags.cash_noted, short_noted: [...state.flags.short_noted] },
+  };
+}
+
+/** Applies new records and closes to a copy of `state`. */
+export function advance(state: EngineState, input: AdvanceInput): Advanced {
+  const s = copyOf(state);
+  const events = eventsOf(s, input);
+  const first = events[0];
+  if (first !== undefined && s.valued_through !== null && first.date <= s.valued_through) {
+    return { ok: false, reason: 'out_of_order', message: `a record dated ${first.date} arrived after the series was valued through ${s.valued_through}` };
+  }
+  if (first !== undefined && s.last !== null && (first.at < s.last.at || (first.at === s.last.at && first.id < s.last.id))) {
+    return { ok: false, reason: 'out_of_order', message: `record ${first.id} sorts before ${s.last.id}, already applied` };
+  }
+  const firstDay = input.benchmark.find((c) => (s.valued_through === null || c.date > s.valued_through) && c.date <= input.through);
+  if (s.last !== null && firstDay !== undefined && firstDay.date < utcDate(s.last.at)) {
+    return { ok: false, reason: 'out_of_order', message: `record ${s.last.id} (${s.last.at}) is applied, so ${firstDay.date} can no longer be valued` };
+  }
+  if (s.valued_through !== null && input.through < s.valued_through) {
+    return { ok: false, reason: 'out_of_order', message: `valued through ${s.valued_through}, asked to value through ${input.through}` };
+  }
+  if (s.inception === null && first !== undefined) {
+    s.inception = first.at;
+    if (input.benchmarkBase) s.benchmark = { ...s.benchmark, base_price: input.benchmarkBase.price, base_from: input.benchmarkBase.from };
+  }
+  const book = Book.restore(s.book);
+  valueDays(s, book, events, input);
+  if (events.length > 0) {
+    const last = events[events.length - 1] as Event;
+    s.last = { at: last.at, id: last.id };
+  }
+  s.book = book.snapshot();
+  resolveOutcomes(s, input.closes, input.through);
+  s.valued_through = input.through;
+  return { ok: true, state: s };
+}
+
+/** The records of `input` as events in application order; pending outcomes are registered here. */
+function eventsOf(s: EngineState, input: AdvanceInput): Event[] {
+  const note = (id: string, n: { code: NoteCode; message: string }) => {
+    s.notes.counts[n.code] = (s.notes.counts[n.code] ?? 0) + 1;
+    s.notes.recent.push({ record_id: id, ...n });
+    if (s.notes.recent.length > RECENT_NOTES) s.notes.recent.shift();
+  };
+  const decisions = (input.decisions ?? []).map((d): Event => ({
+    at: d.recorded_at,
+    id: d.id,
+    date: utcDate(d.recorded_at),
+    apply: (book) => {
+      const outcome = applyDecision(book, d);
+      s.counts.records++;
+      if (outcome.applied.price === null) s.counts.unpriced++;
+      else if (outcome.applied.traded_quantity !== '0') s.counts.traded++;
+      for (const n of outcome.notes) note(d.id, n);
+      track(s, d);
+    },
+  }));
+  if (decisions.length > 0) return decisions;
+  const flags: FillFlags = { cashNoted: s.flags.cash_noted, shortNoted: new Set(s.flags.short_noted) };
+  return [...(input.fills ?? [])]
+    .sort((a, b) => (a.executed_at !== b.executed_at ? (a.executed_at < b.executed_at ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((f): Event => ({
+      at: f.executed_at,
+      id: f.id,
+      date: utcDate(f.executed_at),
+      apply: (book) => {
+        const outcome = applyFill(book, f, flags);
+        s.counts.records++;
+        if (outcome.applied.traded_quantity !== '0') s.counts.traded++;
+        for (const n of outcome.notes) note(f.id, n);
+        s.flags = { cash_noted: flags.cashNoted, short_noted: [...flags.shortNoted].sort() };
+      },
+    }));
+}
+
+/** valueDaily of portfolio.ts, resumed: each benchmark date after valued_through, from the inception date on. */
+function valueDays(s: EngineState, book: Book, events: Event[], input: AdvanceInput): void {
+  const closeOf = new Map<string, Map<string, string>>();
+  for (const [symbol, list] of Object.entries(input.closes)) closeOf.set(symbol, new Map(list.map((c) => [c.date, c.close])));
+  const inceptionDate = s.inception === null ? null : utcDate(s.inception);
+  let next = 0;
+  for (const { date, close } of input.benchmark) {
+    if (s.valued_through !== null && date <= s.valued_through) continue;
+    if (date > input.through) break;
+    if (inceptionDate === null || date < inceptionDate) continue;
+    while (next < events.length && (events[next] as Event).date <= date) (events[next++] as Event).apply(book);
+    for (const symbol of [...book.holdings.keys()]) {
+      const c = closeOf.get(symbol)?.get(date);
+      if (c !== undefined) book.mark(symbol, new Dec(c));
+    }
+    const base = s.benchmark.base_price;
+    s.series.push([date, money(book.value()), base === null ? null : benchmarkValue(s.start_value, close, base)]);
+  }
+  while (next < events.length) (events[next++] as Event).apply(book);
+}
+
+/** Registers a priced, directional decision whose outcomes are to come (outcomes.ts rules). */
+function track(s: EngineState, d: DecisionInput): void {
+  const direction = directionOf(d.action);
+  const price = parseDec(d.price);
+  if (direction === 0 || price === null || price.lte(0)) return;
+  const date = utcDate(d.recorded_at);
+  const parsed = parseHorizon(d.time_horizon);
+  const stated = parsed === null ? null : parsed.kind === 'trading_days' ? parsed.n : addToDate(date, parsed);
+  const open: HorizonKey[] = parsed === null ? ['1d', '5d', '21d'] : HORIZON_KEYS;
+  s.pending.push([d.id, d.symbol, date, d.price as string, direction, 0, open, stated]);
+}
+
+/** Each close of a symbol dated after a pending decision counts towards its horizons. */
+function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, through: string): void {
+  if (s.pending.length === 0) return;
+  const bySymbol = new Map<string, Pending[]>();
+  for (const p of s.pending) {
+    const list = bySymbol.get(p[1]);
+    if (list) list.push(p);
+    else bySymbol.set(p[1], [p]);
+  }
+  for (const [symbol, pending] of bySymbol) {
+    for (const c of closes[symbol] ?? []) {
+      if (c.date > through) break;
+      for (const p of pending) {
+        if (p[6].length === 0 || c.date <= p[2]) continue;
+        p[5]++;
+        const still: HorizonKey[] = [];
+        for (const h of p[6]) {
+          if (resolves(p, h, c)) record(s, p, h, c);
+          else still.push(h);
+        }
+        p[6] = still;
+      }
+    }
+  }
+  s.pending = s.pending.filter((p) => p[6].length > 0);
+}
+
+function resolves(p: Pending, h: HorizonKey, c: Close): boolean {
+  if (h !== 'stated') return p[5] === Number(h.slice(0, -1));
+  return typeof p[7] === 'number' ? p[5] === p[7] : c.date >= (p[7] as string);
+}
+
+function record(s: EngineState, p: Pending, h: HorizonKey, c: Close): void {
+  const r = new Dec(c.close).div(p[3]).minus(1);
+  const tally = s.hits[h];
+  tally[1]++;
+  if (r.times(p[4]).gt(0)) tally[0]++;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publication
+
+export type PublishedReport = {
+  method: typeof METHOD;
+  portfolio: Portfolio;
+  basis: 'decisions_at_receipt_price' | 'trade_derived';
+  synthetic: boolean;
+  caveats: string[];
+  inception: string | null;
+  /** Closes dated up to this day are in the report (a day with no close adds no row). */
+  as_of: string | null;
+  start_value: string;
+  series: SeriesRow[];
+  metrics: Metrics & RelativeMetrics;
+  benchmark: EngineState['benchmark'] & { basis: 'price_return'; metrics: Metrics | null };
+  hit_rate: Record<HorizonKey, HitRate> | null;
+  holdings: { cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }> };
+  records: EngineState['counts'] & { pending_outcomes: number };
+  notes: EngineState['notes'];
+};
+
+/** The public report of a state: series with daily returns, every metric, hit rates, holdings. */
+export function publish(s: EngineState, meta: { synthetic: boolean; caveats: string[] }): PublishedReport {
+  const inceptionDate = s.inception === null ? null : utcDate(s.inception);
+  const values = s.series.map(([date, value]) => ({ date, value }));
+  const bench = s.benchmark.base_price === null ? null : s.series.map(([date, , b]) => ({ date, value: b as string }));
+  const { series, metrics, benchmarkMetrics } = summarise(money(new Dec(s.start_value)), inceptionDate, values, bench);
+  const hit_rate = s.portfolio === 'model'
+    ? Object.fromEntries(HORIZON_KEYS.map((h) => [h, hitRateOf(s.hits[h][0], s.hits[h][1])])) as Record<HorizonKey, HitRate>
+    : null;
+  return {
+    method: METHOD,
+    portfolio: s.portfolio,
+    basis: s.portfolio === 'model' ? 'decisions_at_receipt_price' : 'trade_derived',
+    synthetic: meta.synthetic,
+    caveats: meta.caveats,
+    inception: s.inception,
+    as_of: s.valued_through,
+    start_value: money(new Dec(s.start_value)),
+    series,
+    metrics,
+    benchmark: { ...s.benchmark, basis: 'price_return', metrics: benchmarkMetrics },
+    hit_rate,
+    holdings: {
+      cash: s.book.cash,
+      positions: [...s.book.holdings].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([symbol, quantity, mark]) => ({ symbol, quantity, mark })),
+    },
+    records: { ...s.counts, pending_outcomes: s.pending.length },
+    notes: s.notes,
+  };
+}
+
+/** Symbols whose closes the next `advance` needs: held, with pending outcomes, or in the new records. */
+export function symbolsNeeded(s: EngineState, newSymbols: Iterable<string>): string[] {
+  const set = new Set<string>(newSymbols);
+  for (const [symbol] of s.book.holdings) set.add(symbol);
+  for (const p of s.pending) set.add(p[1]);
+  return [...set].sort();
+}
+
