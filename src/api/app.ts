@@ -36,6 +36,7 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import type { PerformanceService } from '../performance/service.ts';
 
 export type { App } from './types.ts';
 
@@ -51,6 +52,8 @@ export type AppDeps = {
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
+  /** Portfolios and performance (src/performance/service.ts). */
+  performance?: PerformanceService;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -107,7 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors });
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, performance: deps.performance ?? null });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });

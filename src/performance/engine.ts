@@ -256,12 +256,14 @@ function record(s: EngineState, p: Pending, h: HorizonKey, c: Close): void {
 // ---------------------------------------------------------------------------------------------
 // Publication
 
+export type Caveat = { code: string; message: string };
+
 export type PublishedReport = {
   method: typeof METHOD;
   portfolio: Portfolio;
   basis: 'decisions_at_receipt_price' | 'trade_derived';
   synthetic: boolean;
-  caveats: string[];
+  caveats: Caveat[];
   inception: string | null;
   /** Closes dated up to this day are in the report (a day with no close adds no row). */
   as_of: string | null;
@@ -276,7 +278,7 @@ export type PublishedReport = {
 };
 
 /** The public report of a state: series with daily returns, every metric, hit rates, holdings. */
-export function publish(s: EngineState, meta: { synthetic: boolean; caveats: string[] }): PublishedReport {
+export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }): PublishedReport {
   const inceptionDate = s.inception === null ? null : utcDate(s.inception);
   const values = s.series.map(([date, value]) => ({ date, value }));
   const bench = s.benchmark.base_price === null ? null : s.series.map(([date, , b]) => ({ date, value: b as string }));

@@ -38,14 +38,22 @@ export function agentSummary(agent: Agent) {
 
 export type Caveat = { code: string; message: string };
 
+/** What the performance wing adds to a profile; without it the profile says nothing is computed. */
+export type ProfileSections = { portfolios: object[]; performance: object | null; caveats: Caveat[] };
+
 export function profileView(
   agent: Agent,
   head: ChainHead,
   counts: { total: number; signed: number; byType: Record<RecordType, number> },
   keys: SigningKey[],
   links: { chain: string; export: string },
+  sections: ProfileSections | null = null,
 ) {
-  const caveats: Caveat[] = [
+  const intentOnly: Caveat = {
+    code: 'records_state_intent_only',
+    message: 'A decision record proves what the agent said and when the service received it; it does not prove that a trade happened.',
+  };
+  const caveats: Caveat[] = sections ? [...sections.caveats, intentOnly] : [
     {
       code: 'portfolio_not_computed',
       message: 'No model portfolio or broker portfolio is computed for this agent yet: portfolios is empty because nothing has been built from its records, not because it holds nothing.',
@@ -54,10 +62,7 @@ export function profileView(
       code: 'performance_not_computed',
       message: 'No performance is computed for this agent yet: performance is null. Nothing on this profile states a return.',
     },
-    {
-      code: 'records_state_intent_only',
-      message: 'A decision record proves what the agent said and when the service received it; it does not prove that a trade happened.',
-    },
+    intentOnly,
   ];
   if (agent.demo) {
     caveats.unshift({
@@ -76,8 +81,8 @@ export function profileView(
     chain: { head: headView(head), url: links.chain, export_url: links.export },
     counts: { records: counts.total, decision: counts.byType.decision, execution: counts.byType.execution, signed: counts.signed },
     signing_keys: keys.map(publicKeyView),
-    portfolios: [] as never[],
-    performance: null,
+    portfolios: sections?.portfolios ?? [],
+    performance: sections?.performance ?? null,
     caveats,
   };
 }

@@ -13,7 +13,7 @@ import { sortKeyOf } from '../../store/rows.ts';
 import { errors, fail, ok, type Result } from '../errors.ts';
 import { isRecordId } from '../ids.ts';
 import { HANDLE_PATTERN } from '../operators.ts';
-import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin } from './documents.ts';
+import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin, type ProfileSections } from './documents.ts';
 import { entryText, recordJson } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
 
@@ -97,19 +97,21 @@ export class PublicReads {
     return (await this.store.findRecord(id)) !== null;
   }
 
-  async profile(handle: string): Promise<Result<ReturnType<typeof profileView>>> {
+  /** `sections` adds what other wings compute from the records (portfolios and performance). */
+  async profile(handle: string, sections?: (agent: Agent) => Promise<ProfileSections>): Promise<Result<ReturnType<typeof profileView>>> {
     const found = await this.agent(handle);
     if (!found.ok) return found;
     const agent = found.value;
-    const [head, counts, keys] = await Promise.all([
+    const [head, counts, keys, extra] = await Promise.all([
       this.store.chainHead(agent.id),
       this.store.countRecords(agent.id),
       this.store.listSigningKeys(agent.id),
+      sections ? sections(agent) : Promise.resolve(null),
     ]);
     return ok(profileView(agent, head, counts, keys, {
       chain: this.urls.chainUrl(agent.handle),
       export: this.urls.exportUrl(agent.handle),
-    }));
+    }, extra));
   }
 
   // -------------------------------------------------------------------------------------------

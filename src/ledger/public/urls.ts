@@ -16,6 +16,14 @@ export class PublicUrls {
     return this.url(`/agents/${encodeURIComponent(handle)}/chain${query ? `?${query}` : ''}`);
   }
 
+  profileUrl(handle: string): string {
+    return this.url(`/agents/${encodeURIComponent(handle)}`);
+  }
+
+  performanceUrl(handle: string, portfolio: string, format: 'json' | 'csv' = 'json'): string {
+    return this.url(`/agents/${encodeURIComponent(handle)}/performance?portfolio=${portfolio}${format === 'csv' ? '&format=csv' : ''}`);
+  }
+
   exportUrl(handle: string): string {
     return this.url(`/export?agent=${encodeURIComponent(handle)}`);
   }

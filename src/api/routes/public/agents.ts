@@ -1,5 +1,6 @@
 // GET /v1/agents/{handle}: the public profile (interface section 4, endpoint 5).
 import { sendError } from '../../errors.ts';
+import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
@@ -18,10 +19,13 @@ export async function agentRoutes(app: App, options: PublicRouteOptions): Promis
       response: { 200: ProfileResponse, ...errorResponses(404, 429) },
     },
   }, async function getAgent(request, reply) {
-    const profile = await options.reads.profile(request.params.handle);
+    const urls = options.reads.urls;
+    const performance = options.performance;
+    const profile = await options.reads.profile(request.params.handle, performance ? (agent) =>
+      performance.profile(agent, (portfolio, format) => urls.performanceUrl(agent.handle, portfolio, format)) : undefined);
     if (!profile.ok) return sendError(request, reply, profile.error);
     cacheFor(reply, 'short');
-    return profile.value;
+    return sendJsonText(reply, JSON.stringify(profile.value));
   });
   preflightRoute(app, '/v1/agents/:handle');
 }

@@ -9,12 +9,13 @@ import { ledgerRoutes } from './ledger.ts';
 import { logRoutes } from './log.ts';
 import { anchorRoutes } from './anchors.ts';
 import type { PublicRouteOptions } from './options.ts';
+import { performanceRoutes } from './performance.ts';
 import { proofRoutes } from './proof.ts';
 import { transparencyRoutes } from './transparency.ts';
 
 export async function publicRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   await installPublicHttp(app, options);
-  for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes, logRoutes, anchorRoutes]) {
+  for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes, logRoutes, anchorRoutes, performanceRoutes]) {
     await app.register(routes, options);
   }
 }

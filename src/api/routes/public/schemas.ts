@@ -8,6 +8,7 @@ import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
 import { GUARANTEES } from '../../../ledger/public/guarantees.ts';
 import { AGENT_STATUSES } from '../../../domain/types.ts';
 import { AnchorView } from './anchor-schemas.ts';
+import { ProfilePerformance, ProfilePortfolio } from './performance-schemas.ts';
 import { NO_CONTROL_CHARACTERS, RECORD_ID_PATTERN, stringEnum } from '../../schemas.ts';
 
 const HEX64 = '^[0-9a-f]{64}$';
@@ -125,8 +126,8 @@ export const ProfileResponse = Type.Object({
     records: Type.Integer(), decision: Type.Integer(), execution: Type.Integer(), signed: Type.Integer({ description: 'Agent-signed records.' }),
   }),
   signing_keys: Type.Array(PublicKeyView),
-  portfolios: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'Model and broker portfolios. Empty until portfolios are computed; a caveat says so.' }),
-  performance: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Performance against a benchmark; null until computed; a caveat says so.' }),
+  portfolios: Type.Array(ProfilePortfolio, { description: 'The model and broker portfolios computed so far (docs/performance-method.md); empty until one is, and a caveat says why.' }),
+  performance: ProfilePerformance,
   caveats: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), { description: 'What this profile does not show or prove.' }),
 }, {
   description: 'The public profile of an agent.',

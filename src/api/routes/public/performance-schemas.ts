@@ -1,0 +1,192 @@
+// Schemas of GET /v1/agents/{handle}/performance and of the profile's portfolios and performance:
+// every figure perf_v1 publishes (docs/performance-method.md), with an example computed by the
+// engine from the method doc's worked example.
+import { Type, type TSchema } from '@sinclair/typebox';
+import { stringEnum } from '../../schemas.ts';
+import { CSV_COLUMNS } from '../../../performance/views.ts';
+
+const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const DATE = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' });
+const DECIMAL = (description: string) => Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', description });
+const PORTFOLIOS = ['model', 'broker'] as const;
+
+export const PerformanceQuery = Type.Object({
+  portfolio: Type.Optional(stringEnum(PORTFOLIOS, { default: 'model', description: '`model`: the decisions at their receipt price; `broker`: the imported fills (trade-derived).' })),
+  format: Type.Optional(stringEnum(['json', 'csv'] as const, { default: 'json', description: `\`csv\`: the daily series alone, columns ${CSV_COLUMNS.join(', ')}.` })),
+}, { additionalProperties: false });
+
+const Metric = Type.Object({
+  value: nullable(Type.String({ description: 'Decimal text; null below the metric\'s minimum history.' })),
+  reason: Type.Optional(Type.String({ description: 'Why value is null.' })),
+}, { description: 'A figure, or null with the reason.' });
+
+const Drawdown = Type.Object({
+  value: nullable(DECIMAL('Worst value / running peak − 1 (≤ 0).')),
+  peak_date: Type.Optional(nullable(DATE)),
+  trough_date: Type.Optional(nullable(DATE)),
+  recovery_date: Type.Optional(nullable(DATE)),
+  reason: Type.Optional(Type.String()),
+});
+
+const metricFields = {
+  days: Type.Integer({ description: 'Calendar days from the first record\'s date to the last valued date.' }),
+  daily_returns: Type.Integer({ description: 'n, the number of daily returns.' }),
+  cumulative_return: Metric,
+  time_weighted_return: Metric,
+  annualised_return: Metric,
+  volatility: Metric,
+  sharpe: Metric,
+  sortino: Metric,
+  max_drawdown: Drawdown,
+};
+
+export const BenchmarkMetrics = Type.Object(metricFields, { description: 'perf_v1 metrics of a series (docs/performance-method.md §5).' });
+export const Metrics = Type.Object({ ...metricFields, beta: Metric, excess_return: Metric }, { description: 'perf_v1 metrics of the portfolio, with beta and excess return against the benchmark.' });
+
+const HitRate = Type.Object({
+  value: nullable(DECIMAL('hits / counted, 6 decimals; null below 20 resolved outcomes.')),
+  reason: Type.Optional(Type.String()),
+  hits: Type.Integer(),
+  counted: Type.Integer({ description: 'Resolved directional outcomes (HOLD and pending ones are not counted).' }),
+});
+
+export const HitRates = Type.Object({ '1d': HitRate, '5d': HitRate, '21d': HitRate, stated: HitRate }, {
+  description: 'Share of BUY/INCREASE decisions followed by a rise and SELL/REDUCE/CLOSE by a fall, 1, 5 and 21 closes after the decision and at its stated time_horizon.',
+});
+
+const Caveat = Type.Object({ code: Type.String(), message: Type.String() });
+
+export const SeriesRow = Type.Object({
+  date: DATE,
+  value: DECIMAL('The portfolio\'s value at that day\'s close, USD, 2 decimals.'),
+  daily_return: DECIMAL('value / previous value − 1 (the first against start_value), 6 decimals.'),
+  benchmark_value: nullable(DECIMAL('start_value × benchmark close / base price, 2 decimals.')),
+});
+
+const Position = Type.Object({ symbol: Type.String(), quantity: DECIMAL('Held quantity (negative: short, broker only).'), mark: DECIMAL('Last price applied: receipt price, fill price or close.') });
+
+const Holdings = Type.Object({
+  cash: DECIMAL('Cash, exact.'),
+  positions: Type.Array(Position, { description: 'The largest positions by value (at most 500 here, 20 on the profile).' }),
+  positions_total: Type.Integer(),
+});
+
+const PriceSourceView = Type.Object({
+  source: stringEnum(['alpaca', 'synthetic'] as const),
+  feed: nullable(Type.String()),
+  synthetic: Type.Boolean(),
+  description: Type.String(),
+});
+
+const BenchmarkView = Type.Object({
+  symbol: Type.String(),
+  basis: Type.Literal('price_return'),
+  base_price: nullable(DECIMAL('The benchmark price the start value is compared with.')),
+  base_from: nullable(stringEnum(['inception_price', 'previous_close', 'first_close'] as const, { description: '`inception_price`: observed at the first record\'s receipt; else the last close before its date; else the first close.' })),
+  metrics: nullable(BenchmarkMetrics),
+});
+
+const Note = Type.Object({ record_id: Type.String(), code: Type.String(), message: Type.String() });
+
+const Links = Type.Object({ self: Type.String({ format: 'uri' }), csv: Type.String({ format: 'uri' }), profile: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) });
+
+const Reconciliation = Type.Object({
+  connection_id: Type.String(),
+  broker: Type.String(),
+  taken_at: Type.String({ format: 'date-time' }),
+  mismatches: Type.Integer({ description: 'Symbols whose reported quantity differs from what the imported fills add up to.' }),
+  positions: Type.Array(Type.Object({ symbol: Type.String(), implied: Type.String(), reported: Type.String(), matches: Type.Boolean() })),
+});
+
+const PORTFOLIO = stringEnum(PORTFOLIOS);
+
+export const PerformanceComputed = Type.Object({
+  object: Type.Literal('performance'),
+  agent: Type.String(),
+  portfolio: PORTFOLIO,
+  status: Type.Literal('computed'),
+  method: Type.Literal('perf_v1'),
+  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
+  synthetic: Type.Boolean({ description: 'True when the prices come from the synthetic model: not market data.' }),
+  price_source: PriceSourceView,
+  as_of: nullable(DATE),
+  computed_at: Type.String({ format: 'date-time' }),
+  through_seq: Type.Integer({ description: 'The chain seq of the last record the report includes.' }),
+  stale: nullable(Type.String({ description: 'Why the report could not be brought up to date (a provider failure); null when current.' })),
+  inception: nullable(Type.String({ description: 'The first record\'s instant: the curve starts on its date.' })),
+  start_value: DECIMAL('100000.00 USD.'),
+  caveats: Type.Array(Caveat),
+  metrics: Metrics,
+  benchmark: BenchmarkView,
+  hit_rate: nullable(HitRates),
+  holdings: Holdings,
+  records: Type.Object({
+    records: Type.Integer({ description: 'Decisions (model) or fills (broker) applied.' }),
+    unpriced: Type.Integer({ description: 'Decisions without a price at receipt (not applied).' }),
+    traded: Type.Integer({ description: 'Records that changed a holding.' }),
+    pending_outcomes: Type.Integer(),
+  }),
+  notes: Type.Object({
+    counts: Type.Record(Type.String(), Type.Integer(), { description: 'Every accounting note, counted by code.' }),
+    recent: Type.Array(Note, { description: 'The 20 newest notes.' }),
+  }),
+  reconciliation: nullable(Type.Array(Reconciliation, { description: 'Broker: the latest positions reported by each connection against the imported fills.' })),
+  series: Type.Array(SeriesRow, { description: 'One row per benchmark trading day from the first record\'s date to as_of (about 253 a year).' }),
+  links: Links,
+});
+
+export const PerformanceUnavailable = Type.Object({
+  object: Type.Literal('performance'),
+  agent: Type.String(),
+  portfolio: PORTFOLIO,
+  status: Type.Literal('unavailable'),
+  code: stringEnum(['no_records', 'no_market_data', 'awaiting_price'] as const),
+  reason: Type.String(),
+  method: Type.Literal('perf_v1'),
+  links: Links,
+});
+
+export const PerformanceResponse = Type.Union([PerformanceComputed, PerformanceUnavailable], {
+  description: 'A portfolio\'s daily series and perf_v1 metrics, or why there are none yet. Bounded by the agent\'s age: about 70 bytes per trading day (85 KB for five years).',
+});
+
+const Unavailable = Type.Object({
+  status: Type.Literal('unavailable'),
+  code: stringEnum(['no_records', 'no_market_data', 'awaiting_price', 'provider_error'] as const),
+  reason: Type.String(),
+});
+
+const Summary = Type.Object({
+  status: Type.Literal('computed'),
+  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
+  synthetic: Type.Boolean(),
+  as_of: nullable(DATE),
+  computed_at: Type.String({ format: 'date-time' }),
+  stale: nullable(Type.String()),
+  inception: nullable(Type.String()),
+  metrics: Metrics,
+  benchmark: Type.Object({ symbol: Type.String(), basis: Type.Literal('price_return'), metrics: nullable(BenchmarkMetrics) }),
+  hit_rate: nullable(HitRates),
+  url: Type.String({ format: 'uri' }),
+  csv_url: Type.String({ format: 'uri' }),
+});
+
+export const ProfilePortfolio = Type.Object({
+  portfolio: PORTFOLIO,
+  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
+  synthetic: Type.Boolean(),
+  as_of: nullable(DATE),
+  inception: nullable(Type.String()),
+  start_value: Type.String(),
+  value: DECIMAL('The last valued close (start_value before the first).'),
+  cash: Type.String(),
+  positions: Type.Array(Position),
+  positions_total: Type.Integer(),
+  performance_url: Type.String({ format: 'uri' }),
+});
+
+export const ProfilePerformance = nullable(Type.Object({
+  method: Type.Literal('perf_v1'),
+  model: nullable(Type.Union([Summary, Unavailable])),
+  broker: nullable(Type.Union([Summary, Unavailable])),
+}, { description: 'perf_v1 summaries of the model and broker portfolios; null when neither is computed (a caveat says why).' }));

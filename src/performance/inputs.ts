@@ -1,0 +1,116 @@
+// The records of an agent as perf_v1 inputs: decisions with the price observed at their receipt
+// (rule 6), and imported executions as fills. Reads the chain after a seq, a page at a time, and
+// stops at the first decision that has no observation yet: records are applied in chain order,
+// so nothing after it can be applied until the pricing job has priced it.
+// Owns: the reading of a decision's and an execution's content document for the accounting.
+
+import type { StoredRecord } from '../domain/types.ts';
+import type { MarketStore, PriceObservation, PriceSource } from '../store/market-port.ts';
+import type { LedgerStore } from '../store/port.ts';
+import type { Action, DecisionInput, FillInput } from './portfolio.ts';
+
+const ACTIONS = new Set<string>(['BUY', 'SELL', 'HOLD', 'INCREASE', 'REDUCE', 'CLOSE']);
+/** Records per read: small first (a fresh report usually needs few), larger while there are more. */
+const PAGES = [100, 1000, 5000];
+
+type Content = { [key: string]: unknown };
+
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A decision's content document and its observation as an accounting input. */
+export function decisionInput(record: StoredRecord, observation: PriceObservation): DecisionInput {
+  const c = JSON.parse(record.content) as Content;
+  const action = text(c.action) ?? '';
+  return {
+    id: record.id,
+    recorded_at: record.recordedAt,
+    symbol: text(c.symbol) ?? record.symbol ?? '',
+    action: (ACTIONS.has(action) ? action : 'HOLD') as Action,
+    target_allocation_pct: text(c.target_allocation_pct),
+    quantity: text(c.quantity),
+    notional: text(c.notional),
+    time_horizon: text(c.time_horizon),
+    price: observation.status === 'priced' ? observation.price : null,
+    price_missing_reason: observation.status === 'priced' ? null : observation.reason,
+  };
+}
+
+/** RFC 3339 instants as fixed-width UTC text (9 fractional digits), so that text order is time order. */
+export function instantKey(value: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(value);
+  if (m) return `${m[1]}.${(m[2] ?? '').padEnd(9, '0')}Z`;
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(ms)) return value;
+  return instantKey(new Date(ms).toISOString());
+}
+
+/** An execution's content document as a fill (a date-only fill counts from 00:00 UTC of its day). */
+export function fillInput(record: StoredRecord): FillInput {
+  const c = JSON.parse(record.content) as Content;
+  return {
+    id: record.id,
+    executed_at: instantKey(text(c.filled_at) ?? record.recordedAt),
+    symbol: text(c.symbol) ?? record.symbol ?? '',
+    side: c.side === 'sell' ? 'sell' : 'buy',
+    quantity: text(c.quantity) ?? '0',
+    price: text(c.price) ?? '0',
+    fee: null,
+  };
+}
+
+export type DecisionBatch = {
+  decisions: DecisionInput[];
+  /** The last chain seq read and applied (executions included); the report's through_seq. */
+  throughSeq: number;
+  /** The first decision still awaiting its observation, if any. */
+  awaiting: { id: string; recordedAt: string } | null;
+  /** Sources of the observations read. */
+  sources: Array<{ source: PriceSource; feed: string | null; synthetic: boolean }>;
+};
+
+/** The agent's decisions with seq in (afterSeq, headSeq], up to the first one not yet observed. */
+export async function readDecisions(store: LedgerStore, market: MarketStore, agentId: string, afterSeq: number, headSeq: number): Promise<DecisionBatch> {
+  const batch: DecisionBatch = { decisions: [], throughSeq: afterSeq, awaiting: null, sources: [] };
+  const seen = new Set<string>();
+  for (let page = 0; batch.throughSeq < headSeq; page = Math.min(page + 1, PAGES.length - 1)) {
+    const size = Math.min(PAGES[page] as number, headSeq - batch.throughSeq);
+    const records = await store.listChain(agentId, batch.throughSeq, size);
+    if (records.length === 0) break;
+    const observed = new Map((await market.observationsOf(agentId, batch.throughSeq, size)).map((o) => [o.recordId, o]));
+    for (const r of records) {
+      if (r.chainSeq > headSeq) return batch;
+      if (r.type === 'decision') {
+        const o = observed.get(r.id);
+        if (!o) {
+          batch.awaiting = { id: r.id, recordedAt: r.recordedAt };
+          return batch;
+        }
+        const key = `${o.source}\n${o.feed}`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          batch.sources.push({ source: o.source, feed: o.feed, synthetic: o.synthetic });
+        }
+        batch.decisions.push(decisionInput(r, o));
+      }
+      batch.throughSeq = r.chainSeq;
+    }
+  }
+  return batch;
+}
+
+export type FillBatch = { fills: FillInput[]; throughSeq: number };
+
+/** The agent's executions with seq in (afterSeq, headSeq]. */
+export async function readFills(store: LedgerStore, agentId: string, afterSeq: number, headSeq: number): Promise<FillBatch> {
+  const batch: FillBatch = { fills: [], throughSeq: afterSeq };
+  for (let page = 0; batch.throughSeq < headSeq; page = Math.min(page + 1, PAGES.length - 1)) {
+    const records = await store.listChain(agentId, batch.throughSeq, Math.min(PAGES[page] as number, headSeq - batch.throughSeq));
+    if (records.length === 0) break;
+    for (const r of records) {
+      if (r.chainSeq > headSeq) return batch;
+      if (r.type === 'execution') batch.fills.push(fillInput(r));
+      batch.throughSeq = r.chainSeq;
+    }
+  }
+  return batch;
+}

@@ -1,0 +1,276 @@
+// The performance use case: an agent's model portfolio (its decisions at the price observed at
+// receipt) and broker portfolio (its imported executions, trade-derived), valued daily against
+// the benchmark, as perf_v1 reports kept through the market sub-port (MarketStore.saveReport).
+//
+// A stored report carries the engine's state (engine.ts), so bringing it up to date applies only
+// what came since: the records after its through_seq and the closes after its as_of. It is
+// brought up to date when read and found behind the chain head or the last finished day.
+// Closes come through the cache (market/closes.ts) from the provider of the agent's observations:
+// synthetic observations (demo agents) are valued with the synthetic model, and everything
+// computed from them says so. When a close that is needed cannot be had, the last stored report
+// is served with its as_of and a `stale` caveat; with none stored the answer is provider_error.
+// Owns: what a report is computed from, when it is brought up to date, and its caveats.
+
+import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import type { Clock } from '../ledger/clock.ts';
+import type { Agent } from '../domain/types.ts';
+import type { BrokerStore } from '../store/broker-port.ts';
+import type { MarketStore, PriceSource, StoredReport } from '../store/market-port.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { DailyCloses } from '../market/closes.ts';
+import { dateOfDay, dayNumber } from '../market/calendar.ts';
+import type { MarketData, MarketError } from '../market/port.ts';
+import { advance, publish, startState, symbolsNeeded, type AdvanceInput, type Caveat, type EngineState, type Portfolio, type PublishedReport } from './engine.ts';
+import { readDecisions, readFills } from './inputs.ts';
+import { Dec, money } from './numbers.ts';
+import { benchmarkBase } from './perf.ts';
+import { START_VALUE, utcDate, type Close } from './portfolio.ts';
+import type { Computed, PortfolioReport, PriceSourceView, Reconciliation, Unavailable } from './types.ts';
+import { profileSections, type Failed } from './views.ts';
+
+
+/** What a stored report's text holds. */
+type Saved = {
+  published: PublishedReport;
+  state: EngineState;
+  source: PriceSourceView | null;
+  mixed_sources: boolean;
+  awaiting: { id: string; recorded_at: string } | null;
+};
+
+export type PerformanceDeps = {
+  store: LedgerStore;
+  market: MarketStore;
+  /** The configured provider (LEDGER_MARKET_DATA). */
+  provider: MarketData;
+  /** The seeded synthetic model, for agents whose decisions it priced (demo agents). */
+  synthetic: MarketData;
+  /** LEDGER_BENCHMARK. */
+  benchmark: string;
+  clock: Clock;
+  brokers?: BrokerStore | null;
+};
+
+/** How many days before the first record the benchmark's closes are read (its base may be the close before). */
+const BASE_LOOKBACK_DAYS = 10;
+
+const plusDays = (date: string, n: number) => dateOfDay(dayNumber(date) + n);
+
+type Attempt = { ok: true; saved: Saved; row: StoredReport } | { ok: false; unavailable?: Unavailable; failure?: string };
+
+export class PerformanceService {
+  readonly closes: DailyCloses;
+  /** Parsed reports by agent and portfolio: a read that finds them current needs no database read. */
+  private readonly cache = new Map<string, { row: StoredReport; saved: Saved }>();
+  private readonly inFlight = new Map<string, Promise<Result<PortfolioReport>>>();
+
+  constructor(private readonly deps: PerformanceDeps) {
+    this.closes = new DailyCloses(deps.market, () => deps.clock.now());
+  }
+
+  /** The agent's report, brought up to date first when the chain or the calendar moved on. */
+  report(agent: Agent, portfolio: Portfolio): Promise<Result<PortfolioReport>> {
+    const key = `${agent.id}\n${portfolio}`;
+    let running = this.inFlight.get(key);
+    if (!running) {
+      running = this.current(agent, portfolio).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, running);
+    }
+    return running;
+  }
+
+  /** The profile's portfolios, performance and caveats; a provider failure shows there, it fails nothing. */
+  async profile(agent: Agent, urls: (portfolio: Portfolio, format: 'json' | 'csv') => string) {
+    const sections = [];
+    for (const portfolio of ['model', 'broker'] as const) {
+      const got = await this.report(agent, portfolio);
+      const report: PortfolioReport | Failed = got.ok ? got.value : { status: 'unavailable', portfolio, code: 'provider_error', reason: got.error.message };
+      sections.push({ portfolio, report, url: urls(portfolio, 'json'), csvUrl: urls(portfolio, 'csv') });
+    }
+    return profileSections(sections);
+  }
+
+  private async current(agent: Agent, portfolio: Portfolio): Promise<Result<PortfolioReport>> {
+    const key = `${agent.id}\n${portfolio}`;
+    const head = await this.deps.store.chainHead(agent.id);
+    const today = this.closes.yesterday();
+    let held = this.cache.get(key);
+    if (!held || !isCurrent(held.row, head.seq, today)) {
+      const row = await this.deps.market.report(agent.id, portfolio);
+      if (row && row.computedAt !== held?.row.computedAt) held = { row, saved: JSON.parse(row.report) as Saved };
+      else if (!row) held = undefined;
+      if (held) this.cache.set(key, held);
+    }
+    if (held && isCurrent(held.row, head.seq, today)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
+    const attempt = await this.bringUpToDate(agent, portfolio, held ?? null, head.seq);
+    if (attempt.ok) {
+      this.cache.set(key, { row: attempt.row, saved: attempt.saved });
+      return ok(await this.view(agent, portfolio, attempt.saved, attempt.row, null));
+    }
+    if (attempt.unavailable) return ok(attempt.unavailable);
+    if (held) return ok(await this.view(agent, portfolio, held.saved, held.row, attempt.failure ?? 'the provider failed'));
+    return fail(errors.providerError(`the ${portfolio} portfolio of ${agent.handle} cannot be computed: ${attempt.failure}; try again later`));
+  }
+
+  private async bringUpToDate(agent: Agent, portfolio: Portfolio, held: { row: StoredReport; saved: Saved } | null, headSeq: number): Promise<Attempt> {
+    const first = await this.step(agent, portfolio, held, headSeq);
+    if (first.ok || first.unavailable || first.failure !== 'out_of_order') return first;
+    return this.step(agent, portfolio, null, headSeq); // a record arrived dated before what is valued: from scratch
+  }
+
+  /** One computation: from `held` (or from scratch) through the head and the last finished day. */
+  private async step(agent: Agent, portfolio: Portfolio, held: { row: StoredReport; saved: Saved } | null, headSeq: number): Promise<Attempt> {
+    const { store, market } = this.deps;
+    const state = held?.saved.state ?? startState(portfolio, this.deps.benchmark, START_VALUE);
+    const afterSeq = held?.row.throughSeq ?? 0;
+    let source = held?.saved.source ?? null;
+    let mixed = held?.saved.mixed_sources ?? false;
+    let awaiting: Saved['awaiting'] = null;
+    let records: Pick<AdvanceInput, 'decisions' | 'fills'>;
+    let throughSeq: number;
+    let newSymbols: string[];
+    let firstAt: string | null;
+    if (portfolio === 'model') {
+      const batch = await readDecisions(store, market, agent.id, afterSeq, headSeq);
+      for (const s of batch.sources) {
+        if (source === null) source = this.sourceView(s.source, s.feed, s.synthetic);
+        else if (s.source !== source.source) mixed = true;
+      }
+      awaiting = batch.awaiting && { id: batch.awaiting.id, recorded_at: batch.awaiting.recordedAt };
+      records = { decisions: batch.decisions };
+      throughSeq = batch.throughSeq;
+      newSymbols = batch.decisions.map((d) => d.symbol);
+      firstAt = batch.decisions[0]?.recorded_at ?? null;
+      if (state.inception === null && batch.decisions.length === 0) return { ok: false, unavailable: this.nothingYet(portfolio, headSeq, batch.awaiting !== null) };
+    } else {
+      const batch = await readFills(store, agent.id, afterSeq, headSeq);
+      records = { fills: batch.fills };
+      throughSeq = batch.throughSeq;
+      newSymbols = batch.fills.map((f) => f.symbol);
+      firstAt = batch.fills.map((f) => f.executed_at).sort()[0] ?? null;
+      if (state.inception === null && batch.fills.length === 0) {
+        return { ok: false, unavailable: { status: 'unavailable', portfolio, code: 'no_records', reason: 'no execution imported from a connected broker yet' } };
+      }
+      source ??= this.deps.provider.source === 'none' ? null : this.sourceView(this.deps.provider.source, null, this.deps.provider.synthetic);
+    }
+    const provider = source === null ? null : this.providerFor(source.source);
+    if (source === null || provider === null) {
+      const why = source === null ? this.deps.provider.description : `the ${source.source} prices of this agent cannot be read: the service's provider is ${this.deps.provider.source}`;
+      return { ok: false, unavailable: { status: 'unavailable', portfolio, code: 'no_market_data', reason: why } };
+    }
+
+    // Value through the last finished day, but not past the day of a decision still awaiting its price.
+    let through = this.closes.yesterday();
+    if (awaiting) through = minDate(through, plusDays(utcDate(awaiting.recorded_at), -1));
+    if (state.valued_through !== null && through < state.valued_through) through = state.valued_through;
+    if (held && throughSeq === afterSeq && through === state.valued_through) return { ok: true, saved: held.saved, row: held.row }; // nothing new
+    const inceptionDate = state.inception !== null ? utcDate(state.inception) : utcDate(firstAt as string);
+    const from = state.valued_through !== null ? plusDays(state.valued_through, 1) : inceptionDate;
+
+    const closes: Record<string, Close[]> = {};
+    for (const symbol of symbolsNeeded(state, newSymbols)) {
+      const got = await this.closes.get(provider, symbol, from, through);
+      if (!got.ok) return { ok: false, failure: describe(got.error, symbol) };
+      closes[symbol] = got.value;
+    }
+    const benchFrom = state.valued_through !== null ? from : plusDays(inceptionDate, -BASE_LOOKBACK_DAYS);
+    const bench = await this.closes.get(provider, this.deps.benchmark, benchFrom, through);
+    if (!bench.ok) return { ok: false, failure: describe(bench.error, this.deps.benchmark) };
+    let base: AdvanceInput['benchmarkBase'];
+    if (state.inception === null && firstAt !== null) {
+      const observed = await provider.latestTrade(this.deps.benchmark, new Date(Date.parse(firstAt)));
+      if (!observed.ok && observed.error.code !== 'no_price' && observed.error.code !== 'unknown_symbol') {
+        return { ok: false, failure: describe(observed.error, this.deps.benchmark) };
+      }
+      base = benchmarkBase({ symbol: this.deps.benchmark, closes: bench.value, inception_price: observed.ok ? observed.value.price : null }, inceptionDate);
+    }
+    const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes });
+    if (!advanced.ok) return { ok: false, failure: 'out_of_order' };
+
+    const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, awaiting, published: null as never };
+    saved.published = publish(advanced.state, { synthetic: source.synthetic, caveats: this.caveats(portfolio, saved) });
+    const row: StoredReport = {
+      agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
+    };
+    await market.saveReport(row);
+    return { ok: true, saved, row };
+  }
+
+  private nothingYet(portfolio: Portfolio, headSeq: number, awaiting: boolean): Unavailable {
+    if (headSeq === 0) return { status: 'unavailable', portfolio, code: 'no_records', reason: 'no record yet: the curve starts at the first decision' };
+    if (this.deps.provider.source === 'none') return { status: 'unavailable', portfolio, code: 'no_market_data', reason: this.deps.provider.description };
+    if (awaiting) return { status: 'unavailable', portfolio, code: 'awaiting_price', reason: 'the first decision has not been priced yet (the pricing job looks up its price at receipt shortly after it is recorded)' };
+    return { status: 'unavailable', portfolio, code: 'no_records', reason: 'no decision recorded yet: the curve starts at the first decision' };
+  }
+
+  private providerFor(source: PriceSource): MarketData | null {
+    if (this.deps.provider.source === source) return this.deps.provider;
+    if (source === 'synthetic') return this.deps.synthetic;
+    return null;
+  }
+
+  private sourceView(source: PriceSource, feed: string | null, synthetic: boolean): PriceSourceView {
+    const market = this.providerFor(source);
+    return { source, feed, synthetic, description: market?.description ?? source };
+  }
+
+  private caveats(portfolio: Portfolio, saved: Omit<Saved, 'published'>): Caveat[] {
+    const start = money(new Dec(saved.state.start_value));
+    const list: Caveat[] = [];
+    if (saved.source?.synthetic) {
+      list.push({ code: 'synthetic_prices', message: `Synthetic prices (${saved.source.description}): every figure of this report is computed from them and is not a market result.` });
+    }
+    if (portfolio === 'model') {
+      list.push({ code: 'model_portfolio', message: `Model portfolio: each decision applied at the price the service observed when it received it, from ${start} USD in cash; no fees, no slippage, no short sales, no leverage. It is what the decisions would have done, not what any account did.` });
+    } else {
+      list.push({ code: 'trade_derived', message: `Trade-derived: the imported fills applied from ${start} USD; deposits, withdrawals and dividends are not imported (rule 7), so this curve is not the account's return.` });
+    }
+    list.push({ code: 'benchmark_price_return', message: `Benchmark ${saved.state.benchmark.symbol}: price return (split-adjusted closes, dividends not reinvested), from the first record on.` });
+    list.push({ code: 'corporate_actions_not_applied', message: 'Splits and dividends are not applied to the portfolio\'s holdings: a split of a held symbol shows as a fall on its day.' });
+    if (saved.mixed_sources) list.push({ code: 'mixed_price_sources', message: 'The decisions were priced by more than one provider (the service changed provider); the closes come from the first.' });
+    if (saved.awaiting) list.push({ code: 'awaiting_price', message: `Decision ${saved.awaiting.id} (recorded ${saved.awaiting.recorded_at}) awaits its price at receipt: the series stops before its day, and later decisions wait with it.` });
+    return list;
+  }
+
+  private async view(agent: Agent, portfolio: Portfolio, saved: Saved, row: StoredReport, stale: string | null): Promise<Computed> {
+    const report = stale === null ? saved.published : {
+      ...saved.published,
+      caveats: [...saved.published.caveats, { code: 'stale', message: `Not brought up to date (${stale}): figures as of ${row.asOf}, computed ${row.computedAt}.` }],
+    };
+    return {
+      status: 'computed',
+      portfolio,
+      report,
+      price_source: saved.source as PriceSourceView,
+      through_seq: row.throughSeq,
+      computed_at: row.computedAt,
+      stale,
+      reconciliation: portfolio === 'broker' ? await this.reconciliation(agent) : null,
+    };
+  }
+
+  private async reconciliation(agent: Agent): Promise<Reconciliation[]> {
+    const brokers = this.deps.brokers;
+    if (!brokers) return [];
+    const out: Reconciliation[] = [];
+    for (const c of await brokers.listConnections(agent.id)) {
+      const snap = await brokers.latestSnapshot(c.id);
+      if (!snap) continue;
+      const checks = Array.isArray(snap.reconciliation) ? (snap.reconciliation as Array<{ matches?: boolean }>) : [];
+      out.push({ connection_id: c.id, broker: c.kind, taken_at: snap.takenAt, mismatches: checks.filter((x) => x.matches === false).length, positions: snap.reconciliation });
+    }
+    return out;
+  }
+}
+
+function isCurrent(row: StoredReport, headSeq: number, yesterday: string): boolean {
+  return row.throughSeq === headSeq && row.asOf >= yesterday;
+}
+
+function minDate(a: string, b: string): string {
+  return a < b ? a : b;
+}
+
+function describe(error: MarketError, symbol: string): string {
+  return `no daily close of ${symbol}: ${error.code}: ${error.message}`;
+}

@@ -1,0 +1,119 @@
+// What the public sees of a performance report: the document of GET /v1/agents/{handle}/performance
+// (JSON or CSV) and the profile's `portfolios`, `performance` and caveats.
+// Owns: the public field names, the CSV columns and the size bounds of both.
+// The JSON document is bounded by the agent's age: one series row (about 70 bytes) per benchmark
+// trading day since the first record (about 85 KB for five years), plus at most POSITIONS_SHOWN
+// positions, RECENT_NOTES notes and, for a broker, POSITIONS_SHOWN reconciled positions per connection.
+
+import { Dec } from './numbers.ts';
+import type { Caveat, Portfolio, PublishedReport } from './engine.ts';
+import type { Computed, PortfolioReport } from './types.ts';
+
+/** Positions listed by the performance document (the largest by value); the profile lists PROFILE_POSITIONS. */
+export const POSITIONS_SHOWN = 500;
+export const PROFILE_POSITIONS = 20;
+export const CSV_COLUMNS = ['date', 'value', 'daily_return', 'benchmark_value'] as const;
+
+export type Links = { self: string; csv: string; profile: string; export: string };
+
+/** When a report could not be had at all (the provider failed and nothing was stored). */
+export type Failed = { status: 'unavailable'; portfolio: Portfolio; code: 'provider_error'; reason: string };
+
+function largest(positions: PublishedReport['holdings']['positions'], n: number) {
+  const value = (p: { quantity: string; mark: string }) => new Dec(p.quantity).times(p.mark).abs();
+  return [...positions].sort((a, b) => value(b).cmp(value(a)) || (a.symbol < b.symbol ? -1 : 1)).slice(0, n);
+}
+
+function holdingsView(report: PublishedReport, n: number) {
+  return { cash: report.holdings.cash, positions: largest(report.holdings.positions, n), positions_total: report.holdings.positions.length };
+}
+
+/** GET /v1/agents/{handle}/performance as JSON. */
+export function performanceDocument(handle: string, r: PortfolioReport, links: Links) {
+  if (r.status === 'unavailable') {
+    return { object: 'performance' as const, agent: handle, portfolio: r.portfolio, status: r.status, code: r.code, reason: r.reason, method: 'perf_v1' as const, links };
+  }
+  const p = r.report;
+  return {
+    object: 'performance' as const,
+    agent: handle,
+    portfolio: r.portfolio,
+    status: r.status,
+    method: p.method,
+    basis: p.basis,
+    synthetic: p.synthetic,
+    price_source: r.price_source,
+    as_of: p.as_of,
+    computed_at: r.computed_at,
+    through_seq: r.through_seq,
+    stale: r.stale,
+    inception: p.inception,
+    start_value: p.start_value,
+    caveats: p.caveats,
+    metrics: p.metrics,
+    benchmark: p.benchmark,
+    hit_rate: p.hit_rate,
+    holdings: holdingsView(p, POSITIONS_SHOWN),
+    records: p.records,
+    notes: p.notes,
+    reconciliation: r.reconciliation === null ? null : r.reconciliation.map((c) => ({
+      ...c, positions: Array.isArray(c.positions) ? c.positions.slice(0, POSITIONS_SHOWN) : [],
+    })),
+    series: p.series,
+    links,
+  };
+}
+
+/** The daily series as CSV (RFC 4180, CRLF): date, value, daily_return, benchmark_value (empty when none). */
+export function performanceCsv(r: PortfolioReport): string {
+  const rows = [CSV_COLUMNS.join(',')];
+  if (r.status === 'computed') for (const s of r.report.series) rows.push(`${s.date},${s.value},${s.daily_return},${s.benchmark_value ?? ''}`);
+  return rows.join('\r\n') + '\r\n';
+}
+
+type Section = { portfolio: Portfolio; report: PortfolioReport | Failed; url: string; csvUrl: string };
+
+/** The profile's portfolios, performance and caveats from the model and broker reports. */
+export function profileSections(sections: Section[]) {
+  const computed = sections.filter((s): s is Section & { report: Computed } => s.report.status === 'computed');
+  const portfolios = computed.map(({ portfolio, report: r, url }) => ({
+    portfolio,
+    basis: r.report.basis,
+    synthetic: r.report.synthetic,
+    as_of: r.report.as_of,
+    inception: r.report.inception,
+    start_value: r.report.start_value,
+    value: r.report.series.at(-1)?.value ?? r.report.start_value,
+    ...holdingsView(r.report, PROFILE_POSITIONS),
+    performance_url: url,
+  }));
+  const summary = (s: Section) => {
+    if (s.report.status !== 'computed') return { status: 'unavailable' as const, code: s.report.code, reason: s.report.reason };
+    const r = s.report;
+    return {
+      status: 'computed' as const,
+      basis: r.report.basis,
+      synthetic: r.report.synthetic,
+      as_of: r.report.as_of,
+      computed_at: r.computed_at,
+      stale: r.stale,
+      inception: r.report.inception,
+      metrics: r.report.metrics,
+      benchmark: { symbol: r.report.benchmark.symbol, basis: r.report.benchmark.basis, metrics: r.report.benchmark.metrics },
+      hit_rate: r.report.hit_rate,
+      url: s.url,
+      csv_url: s.csvUrl,
+    };
+  };
+  const bySection = Object.fromEntries(sections.map((s) => [s.portfolio, summary(s)]));
+  const performance = computed.length === 0 ? null : { method: 'perf_v1' as const, model: bySection.model ?? null, broker: bySection.broker ?? null };
+  const caveats: Caveat[] = [];
+  const add = (c: Caveat) => {
+    if (!caveats.some((x) => x.code === c.code)) caveats.push(c);
+  };
+  for (const s of sections) {
+    if (s.report.status === 'computed') for (const c of s.report.report.caveats) add(c);
+    else add({ code: `${s.portfolio}_performance_unavailable`, message: `No ${s.portfolio} performance: ${s.report.reason}.` });
+  }
+  return { portfolios, performance, caveats };
+}
