@@ -1,0 +1,107 @@
+// `ledger demo`'s use case on both stores: demo agents with a year of decisions recorded through the
+// record path (chained, one agent signed), priced by the synthetic model, verifiable by `ledger
+// verify`, with full synthetic profiles; a second run creates nothing.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { signatureChecker } from '../../src/ledger/signing.ts';
+import { SyntheticMarketData } from '../../src/market/synthetic.ts';
+import { createDemo, demoHandles, type DemoAgent } from '../../src/performance/demo.ts';
+import { PerformanceService } from '../../src/performance/service.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
+import { verify } from '../cli/verify-fixture.ts';
+import { MemoryMarketStore } from '../support/memory-market.ts';
+import { forEachStore } from '../support/stores.ts';
+
+const NOW = new Date(Date.UTC(2026, 10, 20, 12, 0, 0));
+
+await forEachStore('ledger demo', (kind) => {
+  let store: LedgerStore;
+  let market: MemoryMarketStore;
+  let ledger: LedgerApp;
+  let created: DemoAgent[];
+  const dir = mkdtempSync(join(tmpdir(), 'demo-test-'));
+  const synthetic = new SyntheticMarketData('decision-ledger');
+
+  before(async () => {
+    store = await kind.open();
+    market = new MemoryMarketStore();
+    const clock = { now: () => NOW };
+    const performance = new PerformanceService({ store, market, provider: synthetic, synthetic, benchmark: 'SPY', clock });
+    ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });
+    const result = await createDemo({ store, market, synthetic, now: NOW }, { prefix: 'demo', days: 365 });
+    assert.ok(result.ok, result.ok ? '' : result.error.message);
+    created = result.value;
+  });
+  after(async () => {
+    await ledger.close();
+    await store.close();
+    await kind.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates the demo agents, flagged demo, with about a year of decisions ending before now', async () => {
+    assert.deepEqual(created.map((a) => a.handle), demoHandles('demo'));
+    for (const a of created) {
+      const agent = await store.findAgentByHandle(a.handle);
+      assert.equal(agent?.demo, true);
+      assert.equal((await store.chainHead(a.agent_id)).seq, a.decisions);
+      assert.ok(a.decisions >= 80, `${a.handle}: ${a.decisions}`);
+      assert.ok(Date.parse(a.first_recorded_at) < NOW.getTime() - 360 * 86_400_000);
+      assert.ok(Date.parse(a.last_recorded_at) < NOW.getTime());
+    }
+    assert.equal((await store.countRecords(created[0]!.agent_id)).signed, created[0]!.decisions, 'the momentum agent signs every decision');
+  });
+
+  it('prices every decision by the synthetic model at its recorded_at', async () => {
+    for (const a of created) {
+      const observations = await market.observationsOf(a.agent_id, 0, 10_000);
+      assert.equal(observations.length, a.decisions);
+      assert.ok(observations.every((o) => o.source === 'synthetic' && o.synthetic && o.status === 'priced'));
+    }
+  });
+
+  it('hides the demo agents from /v1/ledger by default', async () => {
+    const page = (await ledger.app.inject({ method: 'GET', url: '/v1/ledger?limit=200' })).json();
+    assert.equal(page.data.length, 0);
+    const shown = (await ledger.app.inject({ method: 'GET', url: '/v1/ledger?limit=10&include_demo=true' })).json();
+    assert.equal(shown.data.length, 10);
+  });
+
+  it('passes ledger verify, signatures included', async () => {
+    for (const a of created) {
+      const res = await ledger.app.inject({ method: 'GET', url: `/v1/export?agent=${a.handle}` });
+      assert.equal(res.statusCode, 200);
+      const file = join(dir, `${a.handle}.ndjson`);
+      writeFileSync(file, res.body);
+      const { code, out } = await verify(file);
+      assert.equal(code, 0, out);
+      assert.match(out, new RegExp(`verdict: PASS: ${a.decisions} records of ${a.handle}`));
+      if (a.signed) assert.match(out, new RegExp(`ok   signature\\s+${a.decisions} checked, 0 failed`));
+    }
+  });
+
+  it('gives full, synthetic profiles', async () => {
+    for (const a of created) {
+      const profile = (await ledger.app.inject({ method: 'GET', url: `/v1/agents/${a.handle}` })).json();
+      assert.equal(profile.performance.model.status, 'computed', a.handle);
+      assert.equal(profile.performance.model.synthetic, true);
+      assert.notEqual(profile.performance.model.metrics.volatility.value, null, `${a.handle}: a year of daily returns`);
+      assert.ok(profile.caveats.some((c: { code: string }) => c.code === 'synthetic_prices'));
+      assert.ok(profile.caveats.some((c: { code: string }) => c.code === 'demo_agent'));
+    }
+  });
+
+  it('a second run creates nothing and says which agents exist', async () => {
+    const before = await store.listAgents();
+    const again = await createDemo({ store, market, synthetic, now: NOW }, { prefix: 'demo', days: 365 });
+    assert.equal(again.ok, false);
+    assert.equal(!again.ok && again.error.code, 'demo_exists');
+    assert.match(!again.ok ? again.error.message : '', /demo-momentum \(\d+ records\)/);
+    assert.equal((await store.listAgents()).length, before.length);
+  });
+});
