@@ -16,6 +16,8 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  /** Performance (docs/performance-method.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
+  performance: { benchmark: string };
 };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
@@ -87,7 +89,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    performance: { benchmark: benchmarkOf(env) },
   };
+}
+
+/** A stock (`SPY`, `BRK.B`) or crypto pair (`BTC/USD`) symbol, as the market-data providers take it. */
+function benchmarkOf(env: NodeJS.ProcessEnv): string {
+  const symbol = env.LEDGER_BENCHMARK || 'SPY';
+  if (!/^([A-Z0-9][A-Z0-9.-]{0,19}|[A-Z0-9]+\/[A-Z0-9]+)$/.test(symbol)) throw new ConfigError(`LEDGER_BENCHMARK must be a symbol such as SPY or BTC/USD, got ${JSON.stringify(symbol)}`);
+  return symbol;
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */

@@ -11,11 +11,11 @@
 // date of a record already applied. `advance` refuses (`out_of_order`) a step that would break
 // one; the caller then starts again from scratch.
 
-import { Dec, money, parseDec } from './numbers.ts';
+import { Dec, money } from './numbers.ts';
 import { addToDate, directionOf, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
 import { METHOD, benchmarkValue, summarise, type SeriesRow } from './perf.ts';
 import {
-  Book, START_VALUE, applyDecision, applyFill, utcDate, type BookState, type Close, type DecisionInput, type FillFlags, type FillInput,
+  Book, START_VALUE, applyFill, decisionEffect, utcDate, type BookState, type Close, type DecisionInput, type FillFlags, type FillInput,
   type Note, type NoteCode,
 } from './portfolio.ts';
 import type { Metrics, RelativeMetrics } from './metrics.ts';
@@ -112,7 +112,8 @@ function copyOf(state: EngineState): EngineState {
 /** Applies new records and closes to a copy of `state`. */
 export function advance(state: EngineState, input: AdvanceInput): Advanced {
   const s = copyOf(state);
-  const events = eventsOf(s, input);
+  const log = new NoteLog(s);
+  const events = eventsOf(s, input, log);
   const first = events[0];
   if (first !== undefined && s.valued_through !== null && first.date <= s.valued_through) {
     return { ok: false, reason: 'out_of_order', message: `a record dated ${first.date} arrived after the series was valued through ${s.valued_through}` };
@@ -138,29 +139,44 @@ export function advance(state: EngineState, input: AdvanceInput): Advanced {
     s.last = { at: last.at, id: last.id };
   }
   s.book = book.snapshot();
+  log.close();
   resolveOutcomes(s, input.closes, input.through);
   s.valued_through = input.through;
   return { ok: true, state: s };
 }
 
+/** Notes of one advance: counted at once, their messages written for the newest RECENT_NOTES only. */
+class NoteLog {
+  private readonly fresh: Array<{ record_id: string; code: NoteCode; message: string | (() => string) }> = [];
+
+  constructor(private readonly s: EngineState) {}
+
+  add(id: string, n: { code: NoteCode; message: string | (() => string) }): void {
+    this.s.notes.counts[n.code] = (this.s.notes.counts[n.code] ?? 0) + 1;
+    this.fresh.push({ record_id: id, code: n.code, message: n.message });
+    if (this.fresh.length > 4 * RECENT_NOTES) this.fresh.splice(0, this.fresh.length - RECENT_NOTES);
+  }
+
+  close(): void {
+    const written = this.fresh.slice(-RECENT_NOTES).map((n) => ({ record_id: n.record_id, code: n.code, message: typeof n.message === 'string' ? n.message : n.message() }));
+    this.s.notes.recent = [...this.s.notes.recent, ...written].slice(-RECENT_NOTES);
+  }
+}
+
 /** The records of `input` as events in application order; pending outcomes are registered here. */
-function eventsOf(s: EngineState, input: AdvanceInput): Event[] {
-  const note = (id: string, n: { code: NoteCode; message: string }) => {
-    s.notes.counts[n.code] = (s.notes.counts[n.code] ?? 0) + 1;
-    s.notes.recent.push({ record_id: id, ...n });
-    if (s.notes.recent.length > RECENT_NOTES) s.notes.recent.shift();
-  };
+function eventsOf(s: EngineState, input: AdvanceInput, log: NoteLog): Event[] {
+  const note = (id: string, n: { code: NoteCode; message: string | (() => string) }) => log.add(id, n);
   const decisions = (input.decisions ?? []).map((d): Event => ({
     at: d.recorded_at,
     id: d.id,
     date: utcDate(d.recorded_at),
     apply: (book) => {
-      const outcome = applyDecision(book, d);
+      const effect = decisionEffect(book, d);
       s.counts.records++;
-      if (outcome.applied.price === null) s.counts.unpriced++;
-      else if (outcome.applied.traded_quantity !== '0') s.counts.traded++;
-      for (const n of outcome.notes) note(d.id, n);
-      track(s, d);
+      if (effect.price === null) s.counts.unpriced++;
+      else if (!effect.traded.isZero()) s.counts.traded++;
+      for (const n of effect.notes) note(d.id, n);
+      if (effect.price !== null) track(s, d, effect.price);
     },
   }));
   if (decisions.length > 0) return decisions;
@@ -203,54 +219,101 @@ function valueDays(s: EngineState, book: Book, events: Event[], input: AdvanceIn
 }
 
 /** Registers a priced, directional decision whose outcomes are to come (outcomes.ts rules). */
-function track(s: EngineState, d: DecisionInput): void {
+function track(s: EngineState, d: DecisionInput, price: Dec): void {
   const direction = directionOf(d.action);
-  const price = parseDec(d.price);
-  if (direction === 0 || price === null || price.lte(0)) return;
+  if (direction === 0 || price.lte(0)) return;
   const date = utcDate(d.recorded_at);
-  const parsed = parseHorizon(d.time_horizon);
-  const stated = parsed === null ? null : parsed.kind === 'trading_days' ? parsed.n : addToDate(date, parsed);
-  const open: HorizonKey[] = parsed === null ? ['1d', '5d', '21d'] : HORIZON_KEYS;
+  const stated = statedEnd(date, d.time_horizon ?? null);
+  const open: HorizonKey[] = stated === null ? ['1d', '5d', '21d'] : [...HORIZON_KEYS];
   s.pending.push([d.id, d.symbol, date, d.price as string, direction, 0, open, stated]);
 }
 
-/** Each close of a symbol dated after a pending decision counts towards its horizons. */
+const ends = new Map<string, number | string | null>();
+
+/** A stated horizon as trading days or the date it ends on, or null when it does not parse (cached: agents repeat theirs). */
+function statedEnd(date: string, horizon: string | null): number | string | null {
+  const key = `${date}\n${horizon}`;
+  let end = ends.get(key);
+  if (end === undefined) {
+    const parsed = parseHorizon(horizon);
+    end = parsed === null ? null : parsed.kind === 'trading_days' ? parsed.n : addToDate(date, parsed);
+    if (ends.size >= 50_000) ends.clear();
+    ends.set(key, end);
+  }
+  return end;
+}
+
+/**
+ * Each close of a symbol dated after a pending decision counts towards its horizons: the n-th
+ * such close resolves a horizon of n trading days, the first on or after its date a calendar one.
+ * Found by binary search in the new closes, so the work grows with the pending decisions, not
+ * with pending × closes.
+ */
 function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, through: string): void {
   if (s.pending.length === 0) return;
-  const bySymbol = new Map<string, Pending[]>();
+  const still: Pending[] = [];
   for (const p of s.pending) {
-    const list = bySymbol.get(p[1]);
-    if (list) list.push(p);
-    else bySymbol.set(p[1], [p]);
-  }
-  for (const [symbol, pending] of bySymbol) {
-    for (const c of closes[symbol] ?? []) {
-      if (c.date > through) break;
-      for (const p of pending) {
-        if (p[6].length === 0 || c.date <= p[2]) continue;
-        p[5]++;
-        const still: HorizonKey[] = [];
-        for (const h of p[6]) {
-          if (resolves(p, h, c)) record(s, p, h, c);
-          else still.push(h);
-        }
-        p[6] = still;
+    const list = closes[p[1]] ?? [];
+    const start = firstAfter(list, p[2]);
+    let end = list.length;
+    while (end > start && (list[end - 1] as Close).date > through) end--;
+    if (end > start) {
+      const open: HorizonKey[] = [];
+      for (const h of p[6]) {
+        const c = closeFor(p, h, list, start, end);
+        if (c === undefined) open.push(h);
+        else record(s, h, compare(c.close, p[3]) * p[4] > 0);
       }
+      p[5] += end - start;
+      p[6] = open;
     }
+    if (p[6].length > 0) still.push(p);
   }
-  s.pending = s.pending.filter((p) => p[6].length > 0);
+  s.pending = still;
 }
 
-function resolves(p: Pending, h: HorizonKey, c: Close): boolean {
-  if (h !== 'stated') return p[5] === Number(h.slice(0, -1));
-  return typeof p[7] === 'number' ? p[5] === p[7] : c.date >= (p[7] as string);
+/**
+ * The order of two positive decimal texts. Texts of at most 15 characters (so at most 15 digits) compare exactly
+ * as doubles (distinct ones never round to the same double, and rounding keeps their order).
+ */
+function compare(a: string, b: string): number {
+  if (a.length <= 15 && b.length <= 15) {
+    const x = Number(a);
+    const y = Number(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return new Dec(a).cmp(b);
 }
 
-function record(s: EngineState, p: Pending, h: HorizonKey, c: Close): void {
-  const r = new Dec(c.close).div(p[3]).minus(1);
+/** Index of the first close dated after `date` (on or after it when `inclusive`); closes in date order. */
+function firstAfter(list: Close[], date: string, inclusive = false): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const d = (list[mid] as Close).date;
+    if (d < date || (!inclusive && d === date)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The close in list[start..end) that resolves horizon `h` of `p`, if there is one yet. */
+function closeFor(p: Pending, h: HorizonKey, list: Close[], start: number, end: number): Close | undefined {
+  const n = h === 'stated' ? p[7] : Number(h.slice(0, -1));
+  if (typeof n === 'number') {
+    const i = start + (n - p[5]) - 1; // p[5]: closes after its date counted in earlier steps
+    return i < end ? list[i] : undefined;
+  }
+  const i = Math.max(start, firstAfter(list, n as string, true));
+  return i < end ? list[i] : undefined;
+}
+
+/** A resolved outcome: a hit when the close is beyond the receipt price in the decision's direction. */
+function record(s: EngineState, h: HorizonKey, hit: boolean): void {
   const tally = s.hits[h];
   tally[1]++;
-  if (r.times(p[4]).gt(0)) tally[0]++;
+  if (hit) tally[0]++;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,12 +340,14 @@ export type PublishedReport = {
   notes: EngineState['notes'];
 };
 
-/** The public report of a state: series with daily returns, every metric, hit rates, holdings. */
-export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }): PublishedReport {
-  const inceptionDate = s.inception === null ? null : utcDate(s.inception);
-  const values = s.series.map(([date, value]) => ({ date, value }));
-  const bench = s.benchmark.base_price === null ? null : s.series.map(([date, , b]) => ({ date, value: b as string }));
-  const { series, metrics, benchmarkMetrics } = summarise(money(new Dec(s.start_value)), inceptionDate, values, bench);
+/**
+ * The public report of a state: series with daily returns, every metric, hit rates, holdings.
+ * `previous`, the report of an earlier state of the same computation, lends its series and
+ * metrics when no day was valued since (they depend on the series alone).
+ */
+export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, previous: PublishedReport | null = null): PublishedReport {
+  const same = previous !== null && previous.series.length === s.series.length && previous.inception === s.inception;
+  const { series, metrics, benchmarkMetrics } = same ? { series: previous.series, metrics: previous.metrics, benchmarkMetrics: previous.benchmark.metrics } : summariseState(s);
   const hit_rate = s.portfolio === 'model'
     ? Object.fromEntries(HORIZON_KEYS.map((h) => [h, hitRateOf(s.hits[h][0], s.hits[h][1])])) as Record<HorizonKey, HitRate>
     : null;
@@ -306,6 +371,13 @@ export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Cav
     records: { ...s.counts, pending_outcomes: s.pending.length },
     notes: s.notes,
   };
+}
+
+function summariseState(s: EngineState) {
+  const inceptionDate = s.inception === null ? null : utcDate(s.inception);
+  const values = s.series.map(([date, value]) => ({ date, value }));
+  const bench = s.benchmark.base_price === null ? null : s.series.map(([date, , b]) => ({ date, value: b as string }));
+  return summarise(money(new Dec(s.start_value)), inceptionDate, values, bench);
 }
 
 /** Symbols whose closes the next `advance` needs: held, with pending outcomes, or in the new records. */

@@ -33,13 +33,22 @@ export function plain(d: Dec): string {
   return d.toFixed();
 }
 
+/** Parsed texts: sizes and prices repeat, and a decimal is immutable, so one parse serves them all. */
+const parsed = new Map<string, Dec | null>();
+const PARSED_MAX = 50_000;
+
 /** A decimal from input text, or null when it is not a finite decimal. */
 export function parseDec(text: string | null | undefined): Dec | null {
   if (text === null || text === undefined) return null;
+  let d = parsed.get(text);
+  if (d !== undefined) return d;
   try {
-    const d = new Dec(text);
-    return d.isFinite() ? d : null;
+    const x = new Dec(text);
+    d = x.isFinite() ? x : null;
   } catch {
-    return null;
+    d = null;
   }
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(text, d);
+  return d;
 }

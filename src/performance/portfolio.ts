@@ -82,6 +82,9 @@ export type Reconstruction = {
 
 type Holding = { qty: D; mark: D };
 
+/** Zero, shared: decimals are immutable. */
+const ZERO = new Dec(0);
+
 /** A book as plain text, exactly: what a resumable computation (engine.ts) stores between runs. */
 export type BookState = { cash: string; invested: string; holdings: Array<[symbol: string, quantity: string, mark: string]> };
 
@@ -112,18 +115,18 @@ export class Book {
   }
 
   quantity(symbol: string): D {
-    return this.holdings.get(symbol)?.qty ?? new Dec(0);
+    return this.holdings.get(symbol)?.qty ?? ZERO;
   }
 
   mark(symbol: string, price: D): void {
     const h = this.holdings.get(symbol);
-    if (!h) return;
+    if (!h || h.mark === price) return;
     this.invested = this.invested.plus(h.qty.times(price.minus(h.mark)));
     h.mark = price;
   }
 
   /** Trades `qty` (signed) at `price`, less `fee` in cash. */
-  trade(symbol: string, qty: D, price: D, fee: D = new Dec(0)): void {
+  trade(symbol: string, qty: D, price: D, fee: D = ZERO): void {
     let h = this.holdings.get(symbol);
     if (!h) {
       h = { qty: new Dec(0), mark: price };
@@ -131,15 +134,20 @@ export class Book {
     }
     this.mark(symbol, price);
     h.qty = h.qty.plus(qty);
-    this.invested = this.invested.plus(qty.times(price));
-    this.cash = this.cash.minus(qty.times(price)).minus(fee);
+    const cost = qty.times(price);
+    this.invested = this.invested.plus(cost);
+    this.cash = fee === ZERO ? this.cash.minus(cost) : this.cash.minus(cost).minus(fee);
     if (h.qty.isZero()) this.holdings.delete(symbol);
   }
 }
 
 type Event = { at: string; date: string; apply: (book: Book) => void };
 
+const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** The UTC date of an RFC 3339 instant (read off the text when it is already UTC). */
 export function utcDate(instant: string): string {
+  if (UTC_INSTANT.test(instant)) return instant.slice(0, 10);
   return new Date(Date.parse(instant)).toISOString().slice(0, 10);
 }
 
@@ -200,47 +208,58 @@ export function reconstructModel(decisions: DecisionInput[], calendar: string[],
 
 export type Outcome = { applied: Applied; notes: Array<{ code: NoteCode; message: string }> };
 
+/** What a decision did, before it is written out as an Applied row. */
+export type Effect = { sizing: Applied['sizing']; traded: D; price: D | null; notes: LazyNote[] };
+/** A note whose message is written only when shown (most are only counted). */
+export type LazyNote = { code: NoteCode; message: () => string };
+
+
 /** One decision, by the rules of docs/performance-method.md §2. */
 export function applyDecision(book: Book, d: DecisionInput): Outcome {
-  const notes: Array<{ code: NoteCode; message: string }> = [];
-  const result = (sizing: Applied['sizing'], traded: D, price: D | null): Outcome => ({
+  const e = decisionEffect(book, d);
+  return {
     applied: {
       record_id: d.id,
       at: d.recorded_at,
       symbol: d.symbol,
       action: d.action,
-      price: price === null ? null : plain(price),
-      sizing,
-      traded_quantity: plain(traded),
+      price: e.price === null ? null : plain(e.price),
+      sizing: e.sizing,
+      traded_quantity: plain(e.traded),
       cash_after: plain(book.cash),
       position_after: plain(book.quantity(d.symbol)),
-      notes: notes.map((n) => n.code),
+      notes: e.notes.map((n) => n.code),
     },
-    notes,
-  });
-  const zero = new Dec(0);
+    notes: e.notes.map((n) => ({ code: n.code, message: n.message() })),
+  };
+}
+
+/** applyDecision without the Applied row: the book changes, and what changed it. */
+export function decisionEffect(book: Book, d: DecisionInput): Effect {
+  const notes: Effect['notes'] = [];
+  const result = (sizing: Applied['sizing'], traded: D, price: D | null): Effect => ({ sizing, traded, price, notes });
   const price = parseDec(d.price);
   if (price === null || price.lte(0)) {
-    notes.push({ code: 'unpriced', message: `not applied: no price at receipt (${d.price_missing_reason ?? 'none recorded'})` });
-    return result('none', zero, null);
+    notes.push({ code: 'unpriced', message: () => `not applied: no price at receipt (${d.price_missing_reason ?? 'none recorded'})` });
+    return result('none', ZERO, null);
   }
   book.mark(d.symbol, price);
 
   const given = (['target_allocation_pct', 'quantity', 'notional'] as const).filter((f) => d[f] !== null && d[f] !== undefined);
   if (d.action === 'HOLD' || d.action === 'CLOSE') {
-    if (given.length > 0) notes.push({ code: 'sizing_ignored', message: `${d.action} ignores ${given.join(', ')}` });
-    if (d.action === 'HOLD') return result('none', zero, price);
+    if (given.length > 0) notes.push({ code: 'sizing_ignored', message: () => `${d.action} ignores ${given.join(', ')}` });
+    if (d.action === 'HOLD') return result('none', ZERO, price);
     const held = book.quantity(d.symbol);
     if (held.lte(0)) {
-      notes.push({ code: 'nothing_held', message: `CLOSE of ${d.symbol}, which is not held` });
-      return result('all', zero, price);
+      notes.push({ code: 'nothing_held', message: () => `CLOSE of ${d.symbol}, which is not held` });
+      return result('all', ZERO, price);
     }
     book.trade(d.symbol, held.neg(), price);
     return result('all', held.neg(), price);
   }
 
   const sizing = given[0] ?? null;
-  if (given.length > 1) notes.push({ code: 'sizing_ignored', message: `sized by ${sizing}; ${given.slice(1).join(', ')} ignored` });
+  if (given.length > 1) notes.push({ code: 'sizing_ignored', message: () => `sized by ${sizing}; ${given.slice(1).join(', ')} ignored` });
   const buying = d.action === 'BUY' || d.action === 'INCREASE';
   const held = book.quantity(d.symbol);
   let wanted: D; // quantity to buy (buying) or to sell (selling), before clipping
@@ -248,12 +267,12 @@ export function applyDecision(book: Book, d: DecisionInput): Outcome {
     if (buying) wanted = cutQuantity(book.value().times(UNSIZED_BUY_PCT).div(100).div(price));
     else wanted = d.action === 'SELL' ? held : cutQuantity(held.div(2));
     const rule = buying ? `${UNSIZED_BUY_PCT} % of the portfolio's value` : d.action === 'SELL' ? 'the whole holding' : 'half the holding';
-    notes.push({ code: 'unsized_default', message: `no size given: ${d.action} of ${rule}` });
+    notes.push({ code: 'unsized_default', message: () => `no size given: ${d.action} of ${rule}` });
   } else {
     const amount = parseDec(d[sizing]);
     if (amount === null || amount.lt(0) || (sizing === 'target_allocation_pct' && amount.gt(100))) {
-      notes.push({ code: 'invalid_size', message: `${sizing} ${JSON.stringify(d[sizing])} cannot size a trade` });
-      return result(sizing, zero, price);
+      notes.push({ code: 'invalid_size', message: () => `${sizing} ${JSON.stringify(d[sizing])} cannot size a trade` });
+      return result(sizing, ZERO, price);
     }
     if (sizing === 'quantity') wanted = amount;
     else if (sizing === 'notional') wanted = cutQuantity(amount.div(price));
@@ -261,41 +280,52 @@ export function applyDecision(book: Book, d: DecisionInput): Outcome {
       const target = cutQuantity(book.value().times(amount).div(100).div(price));
       wanted = buying ? target.minus(held) : held.minus(target);
       if (wanted.lte(0)) {
-        notes.push({ code: 'target_already_met', message: `${d.action} to ${plain(amount)} % needs no ${buying ? 'purchase' : 'sale'}: holding ${plain(held)}, target ${plain(target)}` });
-        return result(sizing, zero, price);
+        notes.push({ code: 'target_already_met', message: () => `${d.action} to ${plain(amount)} % needs no ${buying ? 'purchase' : 'sale'}: holding ${plain(held)}, target ${plain(target)}` });
+        return result(sizing, ZERO, price);
       }
     }
   }
-  const used = sizing ?? (buying ? 'default' : 'default');
-  return buying ? buy(book, d, wanted, price, used, notes, result) : sell(book, d, wanted, held, price, used, notes, result);
+  const used = sizing ?? 'default';
+  return buying ? buy(book, d, wanted, price, used, result) : sell(book, d, wanted, held, price, used, result);
 }
 
-function buy(book: Book, d: DecisionInput, wanted: D, price: D, sizing: Applied['sizing'], notes: Outcome['notes'], result: (s: Applied['sizing'], t: D, p: D) => Outcome): Outcome {
+type Result = (s: Applied['sizing'], t: D, p: D) => Effect;
+
+function buy(book: Book, d: DecisionInput, wanted: D, price: D, sizing: Applied['sizing'], result: Result): Effect {
   let qty = wanted;
   if (book.cash.lte(0)) {
-    notes.push({ code: 'no_cash', message: `no cash to buy ${plain(wanted)} ${d.symbol}` });
-    return result(sizing, new Dec(0), price);
+    const e = result(sizing, ZERO, price);
+    e.notes.push({ code: 'no_cash', message: () => `no cash to buy ${plain(wanted)} ${d.symbol}` });
+    return e;
   }
+  let clipped: (() => string) | null = null;
   if (qty.times(price).gt(book.cash)) {
-    qty = cutQuantity(book.cash.div(price));
-    notes.push({ code: 'buy_clipped_to_cash', message: `wanted ${plain(wanted)}, cash ${plain(book.cash)} buys ${plain(qty)}` });
+    const cash = book.cash;
+    const bought = (qty = cutQuantity(cash.div(price)));
+    clipped = () => `wanted ${plain(wanted)}, cash ${plain(cash)} buys ${plain(bought)}`;
   }
   if (qty.gt(0)) book.trade(d.symbol, qty, price);
-  return result(sizing, qty, price);
+  const e = result(sizing, qty, price);
+  if (clipped !== null) e.notes.push({ code: 'buy_clipped_to_cash', message: clipped });
+  return e;
 }
 
-function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing: Applied['sizing'], notes: Outcome['notes'], result: (s: Applied['sizing'], t: D, p: D) => Outcome): Outcome {
+function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing: Applied['sizing'], result: Result): Effect {
   if (held.lte(0)) {
-    notes.push({ code: 'nothing_held', message: `${d.action} of ${d.symbol}, which is not held (no short sales)` });
-    return result(sizing, new Dec(0), price);
+    const e = result(sizing, ZERO, price);
+    e.notes.push({ code: 'nothing_held', message: () => `${d.action} of ${d.symbol}, which is not held (no short sales)` });
+    return e;
   }
   let qty = wanted;
+  let clipped: (() => string) | null = null;
   if (qty.gt(held)) {
     qty = held;
-    notes.push({ code: 'sell_clipped_to_holding', message: `wanted to sell ${plain(wanted)}, held ${plain(held)}` });
+    clipped = () => `wanted to sell ${plain(wanted)}, held ${plain(held)}`;
   }
   if (qty.gt(0)) book.trade(d.symbol, qty.neg(), price);
-  return result(sizing, qty.neg(), price);
+  const e = result(sizing, qty.neg(), price);
+  if (clipped !== null) e.notes.push({ code: 'sell_clipped_to_holding', message: clipped });
+  return e;
 }
 
 /** Fills sorted by executed_at, then id. */

@@ -188,7 +188,7 @@ export class PerformanceService {
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' };
 
     const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, awaiting, published: null as never };
-    saved.published = publish(advanced.state, { synthetic: source.synthetic, caveats: this.caveats(portfolio, saved) });
+    saved.published = publish(advanced.state, { synthetic: source.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null);
     const row: StoredReport = {
       agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
     };
