@@ -36,6 +36,9 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import { Badges, noPerformanceYet } from '../site/badges.ts';
+import { badgeRoutes } from './routes/badges.ts';
+import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 
 export type { App } from './types.ts';
 
@@ -113,6 +116,9 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
+  const badges = new Badges({ store, clock, performance: noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
+  await app.register(badgeRoutes, { badges });
+  await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
