@@ -36,7 +36,7 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
-import { Badges, noPerformanceYet } from '../site/badges.ts';
+import { Badges, noPerformanceYet, type PerformanceSummaryOf } from '../site/badges.ts';
 import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 
@@ -54,6 +54,8 @@ export type AppDeps = {
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
+  /** The agent's performance as the `return` badge shows it; none for any agent when omitted. */
+  performance?: PerformanceSummaryOf;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -116,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
-  const badges = new Badges({ store, clock, performance: noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
+  const badges = new Badges({ store, clock, performance: deps.performance ?? noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
   await app.register(badgeRoutes, { badges });
   await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });
 
