@@ -15,11 +15,33 @@ const require = createRequire(import.meta.url);
 export const API_REFERENCE_PATH = '/docs/api';
 export const ASSET_PREFIX = '/docs/api/';
 
+/**
+ * The one address outside the service that Redoc's bundle loads: the Redocly logo beside "API docs
+ * by Redocly" in the sidebar. It is pointed at a blank image served here, by a URL of the same
+ * length (so the bundle's source map stays exact); the attribution text and link stay.
+ */
+export const REDOC_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+export const LOCAL_LOGO = sameLength('api/redoc-logo.svg', REDOC_LOGO.length);
+
+function sameLength(path: string, length: number): string {
+  return `${path}?${'_'.repeat(length - path.length - 1)}`;
+}
+
+const BLANK_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>';
+
+type AssetSpec = { read: () => Promise<Buffer>; type: string };
+
 /** The assets the page may load, by the name in their URL: nothing else under the prefix is served. */
-const ASSETS: Record<string, { file: () => string; type: string }> = {
-  'redoc.standalone.js': { file: () => redocFile('redoc.standalone.js'), type: 'text/javascript; charset=utf-8' },
-  'redoc.standalone.js.map': { file: () => redocFile('redoc.standalone.js.map'), type: 'application/json; charset=utf-8' },
+const ASSETS: Record<string, AssetSpec> = {
+  'redoc.standalone.js': { read: () => readRedocBundle(), type: 'text/javascript; charset=utf-8' },
+  'redoc.standalone.js.map': { read: () => readFile(redocFile('redoc.standalone.js.map')), type: 'application/json; charset=utf-8' },
+  'redoc-logo.svg': { read: async () => Buffer.from(BLANK_SVG), type: 'image/svg+xml; charset=utf-8' },
 };
+
+async function readRedocBundle(): Promise<Buffer> {
+  const text = await readFile(redocFile('redoc.standalone.js'), 'utf8');
+  return Buffer.from(text.replaceAll(`"${REDOC_LOGO}"`, `"${LOCAL_LOGO}"`));
+}
 
 function redocFile(name: string): string {
   return join(dirname(require.resolve('redoc/package.json')), 'bundles', name);
@@ -49,6 +71,7 @@ export function apiReferencePage(input: { siteUrl: string; title: string; openap
 <title>API reference · ${escapeHtml(input.title)}</title>
 <link rel="canonical" href="${escapeHtml(canonical)}">
 <link rel="alternate" type="application/json" href="${escapeHtml(input.openapiUrl)}" title="OpenAPI document">
+<link rel="icon" href="data:,">
 <style>body { margin: 0; } noscript p { font-family: sans-serif; padding: 1rem; }</style>
 </head>
 <body>
@@ -79,7 +102,7 @@ export class ApiReferenceAssets {
     if (!this.has(name) || spec === undefined) return undefined;
     let asset = this.loaded.get(name);
     if (!asset) {
-      asset = load(spec.file(), spec.type);
+      asset = load(spec);
       asset.catch(() => this.loaded.delete(name)); // a failed read is tried again next time
       this.loaded.set(name, asset);
     }
@@ -87,8 +110,8 @@ export class ApiReferenceAssets {
   }
 }
 
-async function load(file: string, type: string): Promise<Asset> {
-  const identity = await readFile(file);
+async function load({ read, type }: AssetSpec): Promise<Asset> {
+  const identity = await read();
   const [gz, br] = await Promise.all([
     gzipAsync(identity, { level: 9 }),
     brotliAsync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
