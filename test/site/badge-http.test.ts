@@ -86,6 +86,8 @@ await forEachStore('badges over HTTP', (kind) => {
     assert.equal(res.headers['access-control-allow-origin'], '*');
     const explicit = await badge(f, `/badge/${a.handle}.svg?style=record`);
     assert.equal(explicit.res.body, res.body, 'style=record is the default');
+    const busted = await badge(f, `/badge/${a.handle}.svg?v=2&style=record`);
+    assert.equal(busted.res.body, res.body, 'other query parameters are ignored');
   });
 
   test('verified: the signed share of decisions; a dash for executions while there are none', async () => {
