@@ -39,8 +39,10 @@ export async function llmsAndDocsRoutes(app: App, options: LlmsRouteOptions): Pr
   await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip'], customTypes: /^text\// });
   let built: Promise<Built> | null = null;
   const texts = () => {
-    built ??= build(options);
-    built.catch(() => (built = null));
+    if (built === null) {
+      built = build(options);
+      built.catch(() => (built = null)); // a failed build is tried again on the next request
+    }
     return built;
   };
   const assets = new ApiReferenceAssets();
