@@ -55,7 +55,7 @@ export type AppDeps = {
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
   /** The agent's performance as the `return` badge shows it; none for any agent when omitted. */
-  performance?: PerformanceSummaryOf;
+  performanceSummary?: PerformanceSummaryOf;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -118,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
-  const badges = new Badges({ store, clock, performance: deps.performance ?? noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
+  const badges = new Badges({ store, clock, performance: deps.performanceSummary ?? noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
   await app.register(badgeRoutes, { badges });
   await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });
 

@@ -34,7 +34,7 @@ async function fixture(store: LedgerStore, env: Record<string, string> = {}): Pr
   const performance = new Map<string, PerformanceSummary | Error>();
   const ledger = await buildApp({
     store, clock, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', ...env }), checkSignature: signatureChecker(store),
-    performance: async (agent: Agent) => {
+    performanceSummary: async (agent: Agent) => {
       const p = performance.get(agent.handle);
       if (p instanceof Error) throw p;
       return p ?? null;
