@@ -17,6 +17,7 @@ import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
+import type { Agent } from '../domain/types.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
 import { SharedBudget, SnapshotLocalStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
@@ -37,6 +38,9 @@ import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
 import type { PerformanceService } from '../performance/service.ts';
+import { Badges, noPerformanceYet, type PerformanceSummaryOf } from '../site/badges.ts';
+import { badgeRoutes } from './routes/badges.ts';
+import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 
 export type { App } from './types.ts';
 
@@ -54,6 +58,8 @@ export type AppDeps = {
   brokers?: BrokerConnections;
   /** Portfolios and performance (src/performance/service.ts). */
   performance?: PerformanceService;
+  /** The agent's performance as the `return` badge shows it; from `performance` when omitted, else none. */
+  performanceSummary?: PerformanceSummaryOf;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -116,6 +122,11 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
+  const performance = deps.performance;
+  const summary = deps.performanceSummary ?? (performance ? (agent: Agent) => performance.storedSummary(agent) : noPerformanceYet);
+  const badges = new Badges({ store, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
+  await app.register(badgeRoutes, { badges });
+  await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -79,6 +79,29 @@ export class PerformanceService {
     return running;
   }
 
+  /**
+   * The stored model report's headline, as the `return` badge shows it: read from the store (or
+   * this process's copy), never brought up to date here, so it never waits on a provider.
+   * Null while no report is stored.
+   */
+  async storedSummary(agent: Agent): Promise<{ cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null; synthetic: boolean; reason: string | null } | null> {
+    const key = `${agent.id}\nmodel`;
+    let report = this.cache.get(key)?.saved.published;
+    if (!report) {
+      const row = await this.deps.market.report(agent.id, 'model');
+      if (!row) return null;
+      report = (JSON.parse(row.report) as Saved).published;
+    }
+    const own = report.metrics.cumulative_return;
+    return {
+      cumulative_return: own.value,
+      benchmark_return: report.benchmark.metrics?.cumulative_return.value ?? null,
+      benchmark: report.benchmark.symbol,
+      synthetic: report.synthetic,
+      reason: own.value === null ? own.reason : null,
+    };
+  }
+
   /** The profile's portfolios, performance and caveats; a provider failure shows there, it fails nothing. */
   async profile(agent: Agent, urls: (portfolio: Portfolio, format: 'json' | 'csv') => string) {
     const sections = [];

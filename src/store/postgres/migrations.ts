@@ -232,4 +232,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO log_anchor_state (id, calendars_unreachable_since) VALUES (1, NULL);
   `,
+  // Executions by link method per agent, counted for the `verified` badge: an index-only count.
+  `
+  CREATE INDEX broker_fills_agent_link ON broker_fills(agent_id, link_method, record_id);
+  `,
 ];
