@@ -37,6 +37,13 @@ const SUITES: Record<string, Suite> = {
       return m.brokersBench(m.brokersOptions(args));
     },
   },
+  performance: {
+    usage: '[--decisions 100000] [--years 5] [--reads 400] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./performance.ts');
+      return m.performanceBench(m.performanceOptions(args));
+    },
+  },
 };
 
 const argv = process.argv.slice(2);

@@ -26,8 +26,10 @@ export type SeedOptions = {
   perSmall: number;
   /** Every n-th whale record is agent-signed (0: none). */
   signedEvery?: number;
-  /** recorded_at of the first record; records follow 1 ms apart. Default: whole timeline ends an hour ago. */
+  /** recorded_at of the first record; records follow `spacingMs` apart. Default: whole timeline ends an hour ago. */
   startMs?: number;
+  /** Milliseconds between consecutive records (default 1). */
+  spacingMs?: number;
   handlePrefix?: string;
   /** Progress callback, called after each committed batch. */
   onProgress?: (written: number, total: number) => void;
@@ -104,7 +106,8 @@ export async function seed(store: LedgerStore, databaseUrl: string, o: SeedOptio
   }
 
   const total = o.whale + o.smallAgents * o.perSmall;
-  const startMs = o.startMs ?? Date.now() - 3_600_000 - total;
+  const spacing = o.spacingMs ?? 1;
+  const startMs = o.startMs ?? Date.now() - 3_600_000 - total * spacing;
   // Small agents' records are spread evenly through the whale's.
   const stride = o.smallAgents * o.perSmall > 0 ? Math.max(1, Math.floor(total / (o.smallAgents * o.perSmall))) : Infinity;
   const chains = new Map<string, Chain>([whale, ...small].map((a) => [a.agentId, { agent: a, seq: 0, prevHash: GENESIS_PREV_HASH, prevRecordedAt: null, signed: 0 }]));
@@ -136,7 +139,7 @@ export async function seed(store: LedgerStore, databaseUrl: string, o: SeedOptio
       }
       const chain = chains.get(owner.agentId)!;
       const seq = chain.seq + 1;
-      const timeMs = startMs + i;
+      const timeMs = startMs + i * spacing;
       const recordedAt = new Date(timeMs).toISOString();
       const sortKey = nextUlid(timeMs);
       const id = `dec_${sortKey}`;

@@ -125,6 +125,10 @@ export class PerformanceService {
       if (held) this.cache.set(key, held);
     }
     if (held && isCurrent(held.row, head.seq, today)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
+    if (!held) {
+      const none = await this.noRecordOfItsKind(agent, portfolio, head.seq);
+      if (none) return ok(none);
+    }
     const attempt = await this.bringUpToDate(agent, portfolio, held ?? null, head.seq);
     if (attempt.ok) {
       this.cache.set(key, { row: attempt.row, saved: attempt.saved });
@@ -217,6 +221,18 @@ export class PerformanceService {
     };
     await market.saveReport(row);
     return { ok: true, saved, row };
+  }
+
+  /** Without a decision (model) or an execution (broker) there is nothing to read the chain for. */
+  private async noRecordOfItsKind(agent: Agent, portfolio: Portfolio, headSeq: number): Promise<Unavailable | null> {
+    const counts = await this.deps.store.countRecords(agent.id);
+    if (portfolio === 'model' && counts.byType.decision === 0) {
+      return headSeq === 0 ? this.nothingYet(portfolio, 0, false) : { status: 'unavailable', portfolio, code: 'no_records', reason: 'no decision recorded yet: the curve starts at the first decision' };
+    }
+    if (portfolio === 'broker' && counts.byType.execution === 0) {
+      return { status: 'unavailable', portfolio, code: 'no_records', reason: 'no execution imported from a connected broker yet' };
+    }
+    return null;
   }
 
   private nothingYet(portfolio: Portfolio, headSeq: number, awaiting: boolean): Unavailable {
