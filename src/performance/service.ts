@@ -51,6 +51,13 @@ export type PerformanceDeps = {
   brokers?: BrokerStore | null;
 };
 
+/** A report as this process holds it, and the chain head and day it was last found current at. */
+type Held = { row: StoredReport; saved: Saved; checked: { head: number; day: string } | null };
+
+/** Absences kept in memory, and the text of the reports kept parsed (the oldest are dropped first). */
+const MEMO_ENTRIES = 10_000;
+const CACHE_CHARS = 64 * 1024 * 1024;
+
 /** How many days before the first record the benchmark's closes are read (its base may be the close before). */
 const BASE_LOOKBACK_DAYS = 10;
 
@@ -61,7 +68,10 @@ type Attempt = { ok: true; saved: Saved; row: StoredReport } | { ok: false; unav
 export class PerformanceService {
   readonly closes: DailyCloses;
   /** Parsed reports by agent and portfolio: a read that finds them current needs no database read. */
-  private readonly cache = new Map<string, { row: StoredReport; saved: Saved }>();
+  private readonly cache = new Map<string, Held>();
+  private cachedChars = 0;
+  /** Why an agent has no report, while its chain and the day stay as they were. */
+  private readonly absent = new Map<string, { head: number; day: string; answer: Unavailable }>();
   private readonly inFlight = new Map<string, Promise<Result<PortfolioReport>>>();
 
   constructor(private readonly deps: PerformanceDeps) {
@@ -116,37 +126,63 @@ export class PerformanceService {
   private async current(agent: Agent, portfolio: Portfolio): Promise<Result<PortfolioReport>> {
     const key = `${agent.id}\n${portfolio}`;
     const head = await this.deps.store.chainHead(agent.id);
-    const today = this.closes.yesterday();
+    const day = this.closes.yesterday();
+    const absent = this.absent.get(key);
+    if (absent && absent.head === head.seq && absent.day === day) return ok(absent.answer);
+    const fresh = (h: Held) => isCurrent(h.row, head.seq, day) || (h.checked?.head === head.seq && h.checked.day === day);
     let held = this.cache.get(key);
-    if (!held || !isCurrent(held.row, head.seq, today)) {
+    if (!held || !fresh(held)) {
       const row = await this.deps.market.report(agent.id, portfolio);
-      if (row && row.computedAt !== held?.row.computedAt) held = { row, saved: JSON.parse(row.report) as Saved };
+      if (row && row.computedAt !== held?.row.computedAt) held = { row, saved: JSON.parse(row.report) as Saved, checked: null };
       else if (!row) held = undefined;
-      if (held) this.cache.set(key, held);
+      if (held) this.keep(key, held);
     }
-    if (held && isCurrent(held.row, head.seq, today)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
+    if (held && fresh(held)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
     if (!held) {
       const none = await this.noRecordOfItsKind(agent, portfolio, head.seq);
-      if (none) return ok(none);
+      if (none) return ok(this.remember(key, head.seq, day, none));
     }
     const attempt = await this.bringUpToDate(agent, portfolio, held ?? null, head.seq);
     if (attempt.ok) {
-      this.cache.set(key, { row: attempt.row, saved: attempt.saved });
+      // Nothing to do until the chain grows or a day ends, unless a decision awaits its price (which comes without either).
+      const checked = attempt.saved.awaiting === null ? { head: head.seq, day } : null;
+      this.keep(key, { row: attempt.row, saved: attempt.saved, checked });
       return ok(await this.view(agent, portfolio, attempt.saved, attempt.row, null));
     }
-    if (attempt.unavailable) return ok(attempt.unavailable);
+    if (attempt.unavailable) return ok(this.remember(key, head.seq, day, attempt.unavailable));
     if (held) return ok(await this.view(agent, portfolio, held.saved, held.row, attempt.failure ?? 'the provider failed'));
     return fail(errors.providerError(`the ${portfolio} portfolio of ${agent.handle} cannot be computed: ${attempt.failure}; try again later`));
   }
 
-  private async bringUpToDate(agent: Agent, portfolio: Portfolio, held: { row: StoredReport; saved: Saved } | null, headSeq: number): Promise<Attempt> {
+  /** Keeps a parsed report, dropping the oldest while the kept reports' text passes CACHE_CHARS. */
+  private keep(key: string, held: Held): void {
+    const before = this.cache.get(key);
+    if (before) this.cachedChars -= before.row.report.length;
+    this.cache.delete(key);
+    while (this.cache.size > 0 && this.cachedChars + held.row.report.length > CACHE_CHARS) {
+      const [oldest, dropped] = this.cache.entries().next().value as [string, Held];
+      this.cache.delete(oldest);
+      this.cachedChars -= dropped.row.report.length;
+    }
+    this.cache.set(key, held);
+    this.cachedChars += held.row.report.length;
+  }
+
+  /** An answer without a report holds until the chain grows or a day ends (one awaiting a price does not). */
+  private remember(key: string, head: number, day: string, answer: Unavailable): Unavailable {
+    if (answer.code !== 'awaiting_price') this.absent.set(key, { head, day, answer });
+    if (this.absent.size > MEMO_ENTRIES) this.absent.delete(this.absent.keys().next().value as string);
+    return answer;
+  }
+
+  private async bringUpToDate(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
     const first = await this.step(agent, portfolio, held, headSeq);
     if (first.ok || first.unavailable || first.failure !== 'out_of_order') return first;
     return this.step(agent, portfolio, null, headSeq); // a record arrived dated before what is valued: from scratch
   }
 
   /** One computation: from `held` (or from scratch) through the head and the last finished day. */
-  private async step(agent: Agent, portfolio: Portfolio, held: { row: StoredReport; saved: Saved } | null, headSeq: number): Promise<Attempt> {
+  private async step(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
     const { store, market } = this.deps;
     const state = held?.saved.state ?? startState(portfolio, this.deps.benchmark, START_VALUE);
     const afterSeq = held?.row.throughSeq ?? 0;
