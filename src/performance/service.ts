@@ -35,6 +35,8 @@ type Saved = {
   state: EngineState;
   source: PriceSourceView | null;
   mixed_sources: boolean;
+  /** True when any price behind the report is synthetic: an observation, or the closes. */
+  synthetic: boolean;
   awaiting: { id: string; recorded_at: string } | null;
 };
 
@@ -188,6 +190,7 @@ export class PerformanceService {
     const afterSeq = held?.row.throughSeq ?? 0;
     let source = held?.saved.source ?? null;
     let mixed = held?.saved.mixed_sources ?? false;
+    let synthetic = held?.saved.synthetic ?? false;
     let awaiting: Saved['awaiting'] = null;
     let records: Pick<AdvanceInput, 'decisions' | 'fills'>;
     let throughSeq: number;
@@ -198,6 +201,7 @@ export class PerformanceService {
       for (const s of batch.sources) {
         if (source === null) source = this.sourceView(s.source, s.feed, s.synthetic);
         else if (s.source !== source.source) mixed = true;
+        if (s.synthetic) synthetic = true;
       }
       awaiting = batch.awaiting && { id: batch.awaiting.id, recorded_at: batch.awaiting.recordedAt };
       records = { decisions: batch.decisions };
@@ -250,8 +254,8 @@ export class PerformanceService {
     const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' };
 
-    const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, awaiting, published: null as never };
-    saved.published = publish(advanced.state, { synthetic: source.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null);
+    const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, published: null as never };
+    saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null);
     const row: StoredReport = {
       agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
     };
@@ -292,8 +296,8 @@ export class PerformanceService {
   private caveats(portfolio: Portfolio, saved: Omit<Saved, 'published'>): Caveat[] {
     const start = money(new Dec(saved.state.start_value));
     const list: Caveat[] = [];
-    if (saved.source?.synthetic) {
-      list.push({ code: 'synthetic_prices', message: `Synthetic prices (${saved.source.description}): every figure of this report is computed from them and is not a market result.` });
+    if (saved.synthetic) {
+      list.push({ code: 'synthetic_prices', message: `Synthetic prices (${saved.source?.synthetic ? saved.source.description : 'some decisions were priced by the synthetic model'}): the figures of this report are computed from them and are not a market result.` });
     }
     if (portfolio === 'model') {
       list.push({ code: 'model_portfolio', message: `Model portfolio: each decision applied at the price the service observed when it received it, from ${start} USD in cash; no fees, no slippage, no short sales, no leverage. It is what the decisions would have done, not what any account did.` });
