@@ -19,6 +19,19 @@ export class MemoryMarketStore implements MarketStore {
     return []; // the pricing job's work: not what these tests exercise
   }
 
+  async countPendingPrices(_cap: number): Promise<number> {
+    return 0;
+  }
+
+  async countObservations(agentId: string, throughSeq: number): Promise<number> {
+    return [...this.observations.values()].filter((o) => o.agentId === agentId && o.chainSeq <= throughSeq).length;
+  }
+
+  /** One process, one hold: always granted. */
+  async tryPricingHold(): Promise<{ readonly lost: boolean; release(): Promise<void> }> {
+    return { lost: false, release: async () => undefined };
+  }
+
   async saveObservations(rows: PriceObservation[]): Promise<void> {
     this.count('saveObservations');
     for (const r of rows) if (!this.observations.has(r.recordId)) this.observations.set(r.recordId, structuredClone(r));
