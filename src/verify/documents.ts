@@ -185,13 +185,28 @@ export async function openUrl(url: string, fetcher: typeof fetch): Promise<Sourc
   const type = response.headers.get('content-type') ?? '';
   if (type.includes('ndjson')) {
     if (!response.body) throw new UnusableInput(`${url} sent no body`);
-    const { first, rest } = await splitFirstLine(response.body as unknown as AsyncIterable<Uint8Array>);
-    const header = first === null ? undefined : tryParse(first);
-    if (!isObject(header) || header.object !== 'export') throw new UnusableInput(`${url} is NDJSON but does not start with an export header`);
-    return { kind: 'export', origin: url, header: checkHeader(header, url), blocks: lineBlocks(rest, EXPORT_BLOCK_LINES, 2) };
+    return openExport(streamChunks(response.body), url);
   }
   const document = parseDocument(await response.text(), url);
   return fromDocument(document, url, (after) => fetchPage(url, after, fetcher));
+}
+
+/** An export from its bytes (NDJSON: the header line, then one record per line), read as they come. */
+export async function openExport(chunks: AsyncIterable<Uint8Array>, origin: string): Promise<Source> {
+  const { first, rest } = await splitFirstLine(chunks);
+  const header = first === null ? undefined : tryParse(first);
+  if (!isObject(header) || header.object !== 'export') throw new UnusableInput(`${origin} is NDJSON but does not start with an export header`);
+  return { kind: 'export', origin, header: checkHeader(header, origin), blocks: lineBlocks(rest, EXPORT_BLOCK_LINES, 2) };
+}
+
+/** A web stream's chunks (browsers' ReadableStream is not always async-iterable). */
+export async function* streamChunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
 }
 
 async function fetchPage(url: string, afterSeq: number, fetcher: typeof fetch): Promise<ChainPage> {
