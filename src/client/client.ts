@@ -21,7 +21,10 @@ export type RecordOptions = {
   idempotencyKey?: string;
   /** Signs this decision (default: the client's signer, if any); `false` records it unsigned. */
   signer?: Signer | false;
-  /** For a signed decision: default a fresh random nonce. */
+  /**
+   * For a signed decision: default the Idempotency-Key, so that retrying with the same key (even
+   * from a later call) rebuilds the same signed bytes, which the service replays.
+   */
   nonce?: string;
   signal?: AbortSignal;
 };
@@ -60,7 +63,7 @@ export class LedgerClient {
     if (!IDEMPOTENCY_KEY.test(key)) throw invalid('Idempotency-Key', 'Idempotency-Key must be 8 to 255 characters without control characters');
     const signer = options.signer === false ? undefined : options.signer ?? this.signer;
     const body = signer && !('signature' in decision)
-      ? (await signDecision(signer, decision, options.nonce)).body
+      ? (await signDecision(signer, decision, options.nonce ?? key)).body
       : JSON.stringify(decision);
     try {
       const answer = await this.transport.send<Decision>({
