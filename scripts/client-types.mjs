@@ -71,7 +71,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--check')) {
     const { document, types } = await generate(fromDist);
     const stale = read(DOCUMENT_FILE) !== document || read(TYPES_FILE) !== types;
-    if (stale) console.error('client-types: src/client/openapi.json or openapi-types.ts is stale: run npm run build');
+    if (stale) console.error('client-types: src/client/openapi.json or openapi-types.ts is stale: run `npm run build` (it regenerates them) and commit them');
     process.exit(stale ? 1 : 0);
   }
   console.log((await syncClientTypes()) ? 'client-types: regenerated' : 'client-types: up to date');

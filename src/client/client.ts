@@ -2,7 +2,7 @@
 // the two things an agent should never get wrong by hand: recording a decision exactly once
 // (one Idempotency-Key, generated before the first attempt and kept across every retry) and
 // signing it (the payload built locally with the shared core, no assertion round trip).
-import { LedgerValidationError } from './errors.ts';
+import { LedgerError, LedgerValidationError } from './errors.ts';
 import { Transport, type Query, type TransportOptions } from './http.ts';
 import { generateSigningKey, randomId, signDecision, type Signer, type SigningKeyPair } from './signing.ts';
 import type {
@@ -71,7 +71,7 @@ export class LedgerClient {
       });
       return { ...answer.body, replayed: answer.headers.get('idempotent-replayed') === 'true', idempotency_key: key };
     } catch (e) {
-      if (e instanceof Error && 'idempotencyKey' in e) (e as { idempotencyKey?: string }).idempotencyKey = key;
+      if (e instanceof LedgerError) e.idempotencyKey = key;
       throw e;
     }
   }
