@@ -37,6 +37,13 @@ const SUITES: Record<string, Suite> = {
       return m.brokersBench(m.brokersOptions(args));
     },
   },
+  client: {
+    usage: '[--rounds 12] [--decisions 200] [--warmup 1] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./client.ts');
+      return m.clientBench(m.clientOptions(args));
+    },
+  },
 };
 
 const argv = process.argv.slice(2);
