@@ -36,6 +36,8 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import { observationReads } from '../market/service.ts';
+import type { PricingStatus } from '../market/pricing.ts';
 
 export type { App } from './types.ts';
 
@@ -51,6 +53,8 @@ export type AppDeps = {
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
+  /** The pricing job's status, shown on /readyz (market/service.ts). */
+  pricingStatus?: () => PricingStatus;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -100,14 +104,14 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const authenticate = authenticator(store);
   const reads = new PublicReads(store, config.baseUrl);
 
-  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded });
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors });
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store) });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
