@@ -75,3 +75,10 @@ export function countPendingSql(p: (i: number) => string): string {
 }
 
 export const NEWEST_DECISION_SQL = "SELECT sort_key FROM records WHERE type = 'decision' ORDER BY sort_key DESC LIMIT 1";
+
+/**
+ * An agent's observations of records up to a seq: the trigger-kept total less the few beyond the
+ * seq (records after an export's head), so an export's ETag never counts the whole table.
+ */
+export const COUNT_OBSERVATIONS_SQL = `SELECT COALESCE((SELECT observations FROM price_counts WHERE agent_id = $1), 0)
+  - (SELECT COUNT(*) FROM price_observations WHERE agent_id = $2 AND chain_seq > $3) AS n`;

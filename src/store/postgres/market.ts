@@ -4,7 +4,7 @@
 import pg from 'pg';
 import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+  COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
 import type { PostgresStore } from './store.ts';
@@ -69,7 +69,7 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async countObservations(agentId: string, throughSeq: number): Promise<number> {
-    const [row] = await this.q('SELECT COUNT(*) AS n FROM price_observations WHERE agent_id = $1 AND chain_seq <= $2', [agentId, throughSeq]);
+    const [row] = await this.q(COUNT_OBSERVATIONS_SQL, [agentId, agentId, throughSeq]);
     return Number(row!.n);
   }
 

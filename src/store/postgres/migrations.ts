@@ -233,8 +233,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   INSERT INTO log_anchor_state (id, calendars_unreachable_since) VALUES (1, NULL);
   `,
   // Market data (issue 14): the price observed at each decision's receipt (one per decision,
-  // append-only like the log), the pricing job's scan cursor (every decision before it is observed),
-  // cached daily closes and stored performance reports (both replaceable).
+  // append-only like the log, counted per agent by trigger for the export's ETag), the pricing
+  // job's scan cursor (every decision before it is observed), cached daily closes and stored
+  // performance reports (both replaceable).
   `
   CREATE TABLE price_observations (
     record_id TEXT PRIMARY KEY REFERENCES records(id),
@@ -262,6 +263,18 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     FOR EACH ROW EXECUTE FUNCTION price_observations_are_append_only();
   CREATE TRIGGER price_observations_no_truncate BEFORE TRUNCATE ON price_observations
     FOR EACH STATEMENT EXECUTE FUNCTION price_observations_are_append_only();
+  CREATE TABLE price_counts (
+    agent_id TEXT PRIMARY KEY,
+    observations BIGINT NOT NULL
+  );
+  CREATE FUNCTION price_observations_count() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO price_counts (agent_id, observations) VALUES (NEW.agent_id, 1)
+      ON CONFLICT (agent_id) DO UPDATE SET observations = price_counts.observations + 1;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER price_observations_count AFTER INSERT ON price_observations
+    FOR EACH ROW EXECUTE FUNCTION price_observations_count();
   CREATE TABLE price_scan (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     sort_key TEXT NOT NULL

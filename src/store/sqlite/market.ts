@@ -2,7 +2,7 @@
 // (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
 import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+  COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteStore } from './store.ts';
@@ -66,7 +66,7 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async countObservations(agentId: string, throughSeq: number): Promise<number> {
-    const [row] = this.rows('SELECT COUNT(*) AS n FROM price_observations WHERE agent_id = ? AND chain_seq <= ?', agentId, throughSeq);
+    const [row] = this.rows(COUNT_OBSERVATIONS_SQL.replace(/\$\d/g, '?'), agentId, agentId, throughSeq);
     return Number(row!.n);
   }
 

@@ -241,8 +241,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   INSERT INTO log_anchor_state (id, calendars_unreachable_since) VALUES (1, NULL);
   `,
   // Market data (issue 14): the price observed at each decision's receipt (one per decision,
-  // append-only like the log), the pricing job's scan cursor (every decision before it is observed),
-  // cached daily closes and stored performance reports (both replaceable).
+  // append-only like the log, counted per agent by trigger for the export's ETag), the pricing
+  // job's scan cursor (every decision before it is observed), cached daily closes and stored
+  // performance reports (both replaceable).
   `
   CREATE TABLE price_observations (
     record_id TEXT PRIMARY KEY REFERENCES records(id),
@@ -268,6 +269,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     BEGIN SELECT RAISE(ABORT, 'price_observations_are_append_only'); END;
   CREATE TRIGGER price_observations_no_delete BEFORE DELETE ON price_observations
     BEGIN SELECT RAISE(ABORT, 'price_observations_are_append_only'); END;
+  CREATE TABLE price_counts (
+    agent_id TEXT PRIMARY KEY,
+    observations INTEGER NOT NULL
+  );
+  CREATE TRIGGER price_observations_count AFTER INSERT ON price_observations
+  BEGIN
+    INSERT OR IGNORE INTO price_counts (agent_id, observations) VALUES (NEW.agent_id, 0);
+    UPDATE price_counts SET observations = observations + 1 WHERE agent_id = NEW.agent_id;
+  END;
   CREATE TABLE price_scan (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     sort_key TEXT NOT NULL
