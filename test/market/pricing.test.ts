@@ -104,6 +104,8 @@ await forEachStore('pricing at receipt', (kind) => {
     const d = await decide(a.secret, { symbol: 'AAPL', action: 'BUY', quantity: 10 });
     assert.equal((await proof(d.id)).body.price_observation, null, 'not observed yet');
     const exportBefore = await exportText(a.handle);
+    const etagBefore = String((await t.app.inject({ url: `/v1/export?agent=${a.handle}` })).headers.etag);
+    assert.equal((await t.app.inject({ url: `/v1/export?agent=${a.handle}`, headers: { 'if-none-match': etagBefore } })).statusCode, 304);
 
     sim.requests.length = 0;
     await drain(job());
@@ -120,6 +122,8 @@ await forEachStore('pricing at receipt', (kind) => {
     assert.equal(sim.requests[1]!.query.get('end'), d.recorded_at);
 
     const exportAfter = await exportText(a.handle);
+    const revalidated = await t.app.inject({ url: `/v1/export?agent=${a.handle}`, headers: { 'if-none-match': etagBefore } });
+    assert.equal(revalidated.statusCode, 200, 'an export whose observations grew is never answered 304');
     const [headerBefore, lineBefore] = exportBefore.trimEnd().split('\n');
     const [headerAfter, lineAfter] = exportAfter.trimEnd().split('\n');
     assert.equal(JSON.parse(headerBefore!).price_observations, 0);
