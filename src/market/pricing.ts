@@ -235,7 +235,7 @@ export class PricingJob {
     const backoff = Math.min(this.o.backoffMs * 2 ** (this.failures - 1), this.o.maxBackoffMs);
     const waitMs = f.retryAfterMs !== undefined ? Math.max(f.retryAfterMs, this.o.backoffMs) : backoff;
     const message = `${f.code}: ${f.message}`;
-    if (this.state.failing_since === null) {
+    if (this.state.failing_since === null && !this.stopped) {
       this.state.failing_since = now.toISOString();
       const level = f.code === 'rate_limited' ? 'info' : 'warn';
       this.options.onNotice?.(level, `pricing: ${message}; ${this.pendingText()} wait, retrying with backoff (first retry in ${Math.ceil(waitMs / 1000)} s)`);

@@ -122,8 +122,9 @@ await forEachStore('the market store', (kind) => {
     assert.deepEqual((await market.observationsOf(a.agentId, 0, 1)).map((o) => o.chainSeq), [1]);
     assert.equal(await market.countObservations(a.agentId, 3), 2);
     assert.equal(await market.countObservations(a.agentId, 2), 1);
-    await market.saveObservations([priced(pending[1]!)]);
-    assert.equal(await market.countObservations(a.agentId, 3), 3);
+    await market.saveObservations([priced(pending[1]!), priced(pending[1]!, '2'), priced(pending[0]!, '3')]);
+    assert.equal(await market.countObservations(a.agentId, 3), 3, 'counted once each, duplicates in one call included');
+    assert.equal((await market.observationOf(ids[1]!))?.status === 'priced' && (await market.observationOf(ids[1]!) as { price: string }).price, '101.5');
   });
 
   test('observations are append-only: the database refuses UPDATE and DELETE, and a priced row without its price', async () => {

@@ -269,12 +269,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE FUNCTION price_observations_count() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    INSERT INTO price_counts (agent_id, observations) VALUES (NEW.agent_id, 1)
-      ON CONFLICT (agent_id) DO UPDATE SET observations = price_counts.observations + 1;
+    INSERT INTO price_counts (agent_id, observations) SELECT agent_id, COUNT(*) FROM inserted GROUP BY agent_id
+      ON CONFLICT (agent_id) DO UPDATE SET observations = price_counts.observations + excluded.observations;
     RETURN NULL;
   END $$;
   CREATE TRIGGER price_observations_count AFTER INSERT ON price_observations
-    FOR EACH ROW EXECUTE FUNCTION price_observations_count();
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION price_observations_count();
   CREATE TABLE price_scan (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     sort_key TEXT NOT NULL
