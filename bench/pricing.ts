@@ -4,9 +4,12 @@
 // (pendingPrices with its scan cursor, countPendingPrices, a flush of 25 observations) and the reads
 // the export makes (countObservations for its header, observationsOf for one page) are timed, each
 // against the baseline of the same pending query without the cursor, scanning from the oldest
-// decision (what the job would cost per tick without it).
+// decision (what the job would cost per tick without it); and the whale's whole export streamed
+// without and with the observations.
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { PublicReads } from '../src/ledger/public/reads.ts';
+import { observationReads } from '../src/market/service.ts';
 import { marketStoreOf } from '../src/store/market.ts';
 import type { MarketStore, PendingPrice, PriceObservation } from '../src/store/market-port.ts';
 import { pendingSql } from '../src/store/market-rows.ts';
@@ -84,6 +87,8 @@ async function measureStore(kind: BenchDatabase['kind'], o: PricingBenchOptions)
     const started = performance.now();
     const seeded = await seed(store, db.url, { whale: o.records, smallAgents: 3, perSmall: 100, handlePrefix: 'pricing' });
     await observeAllBut(store, kind, LEFT_PENDING);
+    // As autovacuum would soon after a bulk load: the planner's statistics of the new rows.
+    if (kind === 'postgres') await sql(store, 'ANALYZE');
     progress(`${storeName(kind)}: ${seeded.total} records seeded and observed but ${LEFT_PENDING} in ${fixed((performance.now() - started) / 1000, 1)} s`);
     const market: MarketStore = marketStoreOf(store);
 
@@ -103,16 +108,43 @@ async function measureStore(kind: BenchDatabase['kind'], o: PricingBenchOptions)
     }));
     const baseline = await time('pending query without the cursor (baseline)', Math.min(o.repeats, 10), () => scanFromStart(store, kind));
     const base = median(baseline.samples);
+    const exports = await exportTimes(store, seeded.whale.handle);
     const rows = [...timings, baseline].map((t) => {
       const sorted = [...t.samples].sort((a, b) => a - b);
       const m = median(t.samples);
       return [storeName(kind), t.label, fixed(m, 3), fixed(quantile(sorted, 0.99), 3), fixed(m / base, 4)];
     });
-    return { rows, note: `${storeName(kind)}: ${seeded.total} records, ${LEFT_PENDING} pending` };
+    const [plain, annotated] = exports.map((t) => median(t.samples));
+    const note = `${storeName(kind)}: ${seeded.total} records, ${LEFT_PENDING} pending; the whale's export (${o.records} lines) streamed in ` +
+      `${fixed(plain! / 1000, 2)} s without observations, ${fixed(annotated! / 1000, 2)} s with them (ratio ${fixed(annotated! / plain!, 2)}, median of 3 each, interleaved)`;
+    return { rows, note };
   } finally {
     await store.close();
     await db.remove();
   }
+}
+
+/** The whale's export streamed whole through PublicReads, without and with the observations, interleaved. */
+async function exportTimes(store: LedgerStore, handle: string): Promise<[Timing, Timing]> {
+  const reads = new PublicReads(store, 'http://127.0.0.1/v1');
+  const annotations = observationReads(store).exportAnnotations();
+  const drain = async (withObservations: boolean) => {
+    const exported = await reads.export(handle, withObservations ? annotations : undefined);
+    if (!exported.ok) throw new Error(exported.error.message);
+    let bytes = 0;
+    for await (const chunk of exported.value.lines) bytes += chunk.length;
+    return bytes;
+  };
+  const plain: Timing = { label: 'export', samples: [] };
+  const annotated: Timing = { label: 'export with observations', samples: [] };
+  for (let i = 0; i < 3; i++) {
+    for (const [t, withObservations] of [[plain, false], [annotated, true]] as const) {
+      const started = performance.now();
+      await drain(withObservations);
+      t.samples.push(performance.now() - started);
+    }
+  }
+  return [plain, annotated];
 }
 
 export async function pricingBench(o: PricingBenchOptions): Promise<string> {

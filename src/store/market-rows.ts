@@ -18,7 +18,8 @@ export function observationValues<B>(o: PriceObservation, bool: (b: boolean) => 
 }
 
 export function observationFromRow(r: Row): PriceObservation {
-  const common = {
+  // One object per row, no intermediate: an export reads these a thousand at a time.
+  const o = {
     recordId: String(r.record_id),
     agentId: String(r.agent_id),
     chainSeq: Number(r.chain_seq),
@@ -28,11 +29,18 @@ export function observationFromRow(r: Row): PriceObservation {
     source: String(r.source) as PriceSource,
     feed: strOrNull(r.feed),
     synthetic: Boolean(r.synthetic),
-  };
+  } as Record<string, unknown>;
   if (r.status === 'priced') {
-    return { ...common, status: 'priced', price: String(r.price), providerTime: String(r.provider_time), ageMs: Number(r.age_ms), stale: Boolean(r.stale) };
+    o.status = 'priced';
+    o.price = String(r.price);
+    o.providerTime = String(r.provider_time);
+    o.ageMs = Number(r.age_ms);
+    o.stale = Boolean(r.stale);
+  } else {
+    o.status = 'unpriced';
+    o.reason = String(r.reason);
   }
-  return { ...common, status: 'unpriced', reason: String(r.reason) };
+  return o as PriceObservation;
 }
 
 export function pendingFromRow(r: Row): PendingPrice {
