@@ -7,8 +7,8 @@ import {
 import type { Row } from '../rows.ts';
 import type { SqliteStore } from './store.ts';
 
-/** Pricing holds taken in this process, by database path. */
-const heldPricing = new Set<string>();
+/** Pricing holds taken in this process, by database path (an in-memory database by its store). */
+const heldPricing = new Set<unknown>();
 
 const q = () => '?';
 
@@ -71,7 +71,7 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async tryPricingHold(): Promise<PricingHold | null> {
-    const key = this.store.path;
+    const key = this.store.path === ':memory:' ? this.store : this.store.path;
     if (heldPricing.has(key)) return null;
     heldPricing.add(key);
     let released = false;
