@@ -16,7 +16,11 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
+  market: MarketEnv;
 };
+
+export type MarketEnv = Record<string, string | undefined>;
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -87,7 +91,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    market: marketEnv(env),
   };
+}
+
+const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;
+
+function marketEnv(env: NodeJS.ProcessEnv): MarketEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => MARKET_VARIABLE.test(name)));
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */

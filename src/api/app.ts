@@ -39,6 +39,8 @@ import { AnchorReads } from '../anchor/reads.ts';
 import { Badges, noPerformanceYet, type PerformanceSummaryOf } from '../site/badges.ts';
 import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
+import { observationReads } from '../market/service.ts';
+import type { PricingStatus } from '../market/pricing.ts';
 
 export type { App } from './types.ts';
 
@@ -56,6 +58,8 @@ export type AppDeps = {
   brokers?: BrokerConnections;
   /** The agent's performance as the `return` badge shows it; none for any agent when omitted. */
   performanceSummary?: PerformanceSummaryOf;
+  /** The pricing job's status, shown on /readyz (market/service.ts). */
+  pricingStatus?: () => PricingStatus;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -105,14 +109,14 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const authenticate = authenticator(store);
   const reads = new PublicReads(store, config.baseUrl);
 
-  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded });
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors });
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store) });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
