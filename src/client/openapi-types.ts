@@ -222,6 +222,8 @@ export interface paths {
          *
          *     Then one line per record, ascending by seq from 1 to head.seq: `{"entry":{...canon_v1 chain entry...},"chain_hash":"...","content":"<canon_v1 content string>"}`.
          *
+         *     A decision line whose price at receipt was observed also carries `price_observation` (the PriceObservation schema, as on `/v1/proof`); without it, none was observed yet. It is not hashed. The header's `price_observations` counts the exported records that had one when the export started (lines may carry a few more observed meanwhile).
+         *
          *     The export stops at the head read when it started; records recorded meanwhile are in the next export.
          *
          *     Check it with `ledger verify <file>`: every line's hashes, the links, and that the last line is the header's head.
@@ -568,6 +570,7 @@ export interface components {
         ErrorBody: {
             error: {
                 type: string;
+                /** @description Stable, safe to branch on: missing_api_key (401), invalid_api_key (401), insufficient_scope (403), agent_not_active (403), invalid_request (400), missing_idempotency_key (400), idempotency_key_reused (409), idempotency_request_in_flight (409), rate_limit_exceeded (429), not_found (404), record_is_immutable (409), method_not_allowed (405), unsupported_media_type (415), request_too_large (413), service_unavailable (503), provider_error (502), internal_error (500). provider_error (502): a broker or market-data provider failed or has no price for what was asked; nothing was recorded. */
                 code: string;
                 message: string;
                 param?: string;
@@ -1526,6 +1529,7 @@ export interface operations {
                      *       "key": null,
                      *       "inclusion_proof": null,
                      *       "anchor_proof": null,
+                     *       "price_observation": null,
                      *       "links": {
                      *         "self": "https://ledger.example/v1/proof/dec_01JX0Z6Q4M8T2V7B3N5C9D1F0G",
                      *         "chain_from_here": "https://ledger.example/v1/agents/momentum-bot/chain",
@@ -1637,6 +1641,41 @@ export interface operations {
                             checkpoint: string | null;
                             /** @description The .ots file, base64. */
                             ots: string;
+                        } | null;
+                        /** @description A decision's price at receipt (rule 6); null for an execution and for a decision not observed yet (the pricing job runs after the record; with no market data configured, never). */
+                        price_observation: {
+                            /** @description The decision priced. */
+                            record_id: string;
+                            /** @description The decision's symbol, as recorded. */
+                            symbol: string;
+                            /** @description priced: the provider had a trade at or before asked_at. unpriced: it answered for good that it has none (reason says why). */
+                            status: "priced" | "unpriced";
+                            /**
+                             * Format: date-time
+                             * @description The decision's recorded_at: the instant priced (occurred_at is never used).
+                             */
+                            asked_at: string;
+                            /** @description The last trade's price at or before asked_at, a decimal string as the provider's number reads; null when unpriced. */
+                            price: string | null;
+                            /** @description The provider's own timestamp of that trade, as it wrote it (RFC 3339, up to nanoseconds). */
+                            provider_time: string | null;
+                            /** @description asked_at − provider_time in milliseconds. */
+                            age_ms: number | null;
+                            /** @description true when age_ms is over 15 minutes (900000 ms): the market was closed, the symbol halted or the feed thin. */
+                            stale: boolean | null;
+                            /** @description Why there is no price (`unknown_symbol: …`, `no_price: …`, `not_priced: …`); null when priced. */
+                            reason: string | null;
+                            /** @description `alpaca` (Alpaca Market Data v2) or `synthetic` (a seeded model, not market data). */
+                            source: string;
+                            /** @description The provider's feed for stocks (Alpaca: iex, sip, …); null for crypto and when unpriced. */
+                            feed: string | null;
+                            /** @description true when the price comes from the synthetic model: never a market price. */
+                            synthetic: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the service got the answer: after the record, later when the provider was failing.
+                             */
+                            observed_at: string;
                         } | null;
                         links: {
                             /** Format: uri */
