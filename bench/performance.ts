@@ -21,7 +21,7 @@ import { PerformanceService } from '../src/performance/service.ts';
 import type { MarketStore, PriceObservation } from '../src/store/market-port.ts';
 import { openStore } from '../src/store/open.ts';
 import type { LedgerStore } from '../src/store/port.ts';
-import { MemoryMarketStore } from '../test/support/memory-market.ts';
+import { marketStoreOf } from '../src/store/market.ts';
 import { benchStores, freshPostgres, freshSqlite, storeName, type BenchDatabase } from './databases.ts';
 import { fixed, integerFlag, markdownTable, progress, quantile, suiteFlags } from './harness.ts';
 import { seed } from './seed.ts';
@@ -72,7 +72,13 @@ const p99 = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.99);
 
 /** A market store that has no stored report: every computation through it starts from scratch. */
 function forgetting(market: MarketStore): MarketStore {
-  return new Proxy(market, { get: (target, key) => (key === 'report' ? async () => null : Reflect.get(target, key, target)) });
+  return new Proxy(market, {
+    get: (target, key) => {
+      if (key === 'report') return async () => null;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 export async function performanceBench(o: PerformanceBenchOptions): Promise<string> {
@@ -91,7 +97,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     progress(`${storeName(kind)}: seeding ${o.decisions} decisions over ${o.years} years`);
     const seeded = await seed(store, db.url, { whale: o.decisions, smallAgents: 0, perSmall: 0, spacingMs: spacing, handlePrefix: 'perf' });
     const agent = (await store.findAgentByHandle(seeded.whale.handle)) as Agent;
-    const market: MarketStore = new MemoryMarketStore();
+    const market: MarketStore = marketStoreOf(store);
     const synthetic = new SyntheticMarketData(SEED);
     progress(`${storeName(kind)}: pricing them at receipt`);
     await priceAll(store, market, synthetic, agent.id);
@@ -213,7 +219,7 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
     'every decision applied, every benchmark day valued, metrics, the report stored); median of 3 runs, the first run (closes fetched from the synthetic provider and cached) apart. ' +
     'Baseline: reading the same records and observations alone. After one decision: POST /v1/decisions (in process), the decision priced, then the report brought up to date ' +
     `(30 times). Profile: ${o.reads} sequential GET /v1/agents/{handle} in process after 20 warm-up reads, against a service without the performance wing on the same store. ` +
-    'CPU: this process\'s user + system time (PostgreSQL\'s own is not counted). Observations and closes are kept by the in-memory market store of test/support until the SQLite and PostgreSQL market adapters land.',
+    'CPU: this process\'s user + system time (PostgreSQL\'s own is not counted).',
     '',
     ...notes,
   ].join('\n');

@@ -16,9 +16,13 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
+  market: MarketEnv;
   /** Performance (docs/performance-method.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
   performance: { benchmark: string };
 };
+
+export type MarketEnv = Record<string, string | undefined>;
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -89,8 +93,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    market: marketEnv(env),
     performance: { benchmark: benchmarkOf(env) },
   };
+}
+
+const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;
+
+function marketEnv(env: NodeJS.ProcessEnv): MarketEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => MARKET_VARIABLE.test(name)));
 }
 
 /** A stock (`SPY`, `BRK.B`) or crypto pair (`BTC/USD`) symbol, as the market-data providers take it. */

@@ -37,10 +37,15 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
-import type { PerformanceService } from '../performance/service.ts';
-import { Badges, noPerformanceYet, type PerformanceSummaryOf } from '../site/badges.ts';
+import { performanceOf, type PerformanceService } from '../performance/service.ts';
+import { DEFAULT_SYNTHETIC_SEED, selectMarketData } from '../market/select.ts';
+import { NoMarketData } from '../market/none.ts';
+import type { MarketData } from '../market/port.ts';
+import { Badges, type PerformanceSummaryOf } from '../site/badges.ts';
 import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
+import { observationReads } from '../market/service.ts';
+import type { PricingStatus } from '../market/pricing.ts';
 
 export type { App } from './types.ts';
 
@@ -56,10 +61,14 @@ export type AppDeps = {
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
-  /** Portfolios and performance (src/performance/service.ts). */
+  /** Portfolios and performance (src/performance/service.ts); built over the store's market sub-port when omitted. */
   performance?: PerformanceService;
+  /** The configured market-data provider (one instance, so its rate limit is counted once); chosen from config.market when omitted. */
+  market?: MarketData;
   /** The agent's performance as the `return` badge shows it; from `performance` when omitted, else none. */
   performanceSummary?: PerformanceSummaryOf;
+  /** The pricing job's status, shown on /readyz (market/service.ts). */
+  pricingStatus?: () => PricingStatus;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -88,6 +97,12 @@ function rateLimitRedis(app: App, url: string): Redis {
   return redis;
 }
 
+/** The provider config.market names; a bad setting (the server refuses it at start) prices nothing. */
+function configuredMarket(config: Config): MarketData {
+  const selected = selectMarketData(config.market);
+  return selected.ok ? selected.market : new NoMarketData(`no market data: ${selected.error}`);
+}
+
 /** Seconds a client is told to wait when it reaches a node that is shutting down. */
 const RETRY_AFTER_CLOSING_S = 5;
 
@@ -109,21 +124,23 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const authenticate = authenticator(store);
   const reads = new PublicReads(store, config.baseUrl);
 
-  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded });
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, performance: deps.performance ?? null });
+  const performance = deps.performance ?? performanceOf(store, {
+    provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,
+  });
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store), performance });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
-  const performance = deps.performance;
-  const summary = deps.performanceSummary ?? (performance ? (agent: Agent) => performance.storedSummary(agent) : noPerformanceYet);
+  const summary = deps.performanceSummary ?? ((agent: Agent) => performance.storedSummary(agent));
   const badges = new Badges({ store, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
   await app.register(badgeRoutes, { badges });
   await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });

@@ -18,6 +18,9 @@ import type { BrokerStore } from '../store/broker-port.ts';
 import type { MarketStore, PriceSource, StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { DailyCloses } from '../market/closes.ts';
+import { SyntheticMarketData } from '../market/synthetic.ts';
+import { brokerStoreOf } from '../store/brokers.ts';
+import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
 import { advance, publish, startState, symbolsNeeded, type AdvanceInput, type Caveat, type EngineState, type Portfolio, type PublishedReport } from './engine.ts';
@@ -52,6 +55,12 @@ export type PerformanceDeps = {
   clock: Clock;
   brokers?: BrokerStore | null;
 };
+
+/** The service over an open store's market and broker sub-ports; agents priced synthetically are valued with the model of `seed`. */
+export function performanceOf(store: LedgerStore, o: { provider: MarketData; seed: string; benchmark: string; clock: Clock }): PerformanceService {
+  const synthetic = o.provider.source === 'synthetic' ? o.provider : new SyntheticMarketData(o.seed);
+  return new PerformanceService({ store, market: marketStoreOf(store), provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: brokerStoreOf(store) });
+}
 
 /** A report as this process holds it, and the chain head and day it was last found current at. */
 type Held = { row: StoredReport; saved: Saved; checked: { head: number; day: string } | null };

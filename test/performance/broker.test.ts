@@ -11,7 +11,7 @@ import { brokerStoreOf } from '../../src/store/brokers.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { brokerTestApp, connectAlpaca, executions, type BrokerTestApp } from '../brokers/wiring-support.ts';
 import { dayOfFills, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
-import { MemoryMarketStore } from '../support/memory-market.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
 import { forEachStore } from '../support/stores.ts';
 
 await forEachStore('broker portfolio from imported executions', (kind) => {
@@ -32,7 +32,7 @@ await forEachStore('broker portfolio from imported executions', (kind) => {
     const id = await connectAlpaca(t, owner.secret, sim);
     const synced = await t.brokers.syncNow(id);
     assert.equal(synced.kind, 'synced');
-    const performance = new PerformanceService({ store, market: new MemoryMarketStore(), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers: brokerStoreOf(store) });
+    const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers: brokerStoreOf(store) });
     const agent = (await store.findAgentById(agentId))!;
     const r = await performance.report(agent, 'broker');
     assert.ok(r.ok && r.value.status === 'computed', JSON.stringify(r));

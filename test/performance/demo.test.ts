@@ -14,14 +14,15 @@ import { createDemo, demoHandles, type DemoAgent } from '../../src/performance/d
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { verify } from '../cli/verify-fixture.ts';
-import { MemoryMarketStore } from '../support/memory-market.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
+import type { MarketStore } from '../../src/store/market-port.ts';
 import { forEachStore } from '../support/stores.ts';
 
 const NOW = new Date(Date.UTC(2026, 10, 20, 12, 0, 0));
 
 await forEachStore('ledger demo', (kind) => {
   let store: LedgerStore;
-  let market: MemoryMarketStore;
+  let market: MarketStore;
   let ledger: LedgerApp;
   let created: DemoAgent[];
   const dir = mkdtempSync(join(tmpdir(), 'demo-test-'));
@@ -29,7 +30,7 @@ await forEachStore('ledger demo', (kind) => {
 
   before(async () => {
     store = await kind.open();
-    market = new MemoryMarketStore();
+    market = marketStoreOf(store);
     const clock = { now: () => NOW };
     const performance = new PerformanceService({ store, market, provider: synthetic, synthetic, benchmark: 'SPY', clock });
     ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });

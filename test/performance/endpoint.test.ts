@@ -15,7 +15,8 @@ import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
-import { MemoryMarketStore } from '../support/memory-market.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
+import type { MarketStore } from '../../src/store/market-port.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore } from '../support/stores.ts';
 
@@ -50,14 +51,14 @@ class Switchable implements MarketData {
 await forEachStore('GET /v1/agents/{handle}/performance and the profile', (kind) => {
   let store: LedgerStore;
   let ledger: LedgerApp;
-  let market: MemoryMarketStore;
+  let market: MarketStore;
   let provider: Switchable;
   const clock = { t: Date.UTC(2025, 2, 3, 15, 0, 0), now() { return new Date(this.t); } };
   const handle = `endpoint-${kind.name}`;
 
   before(async () => {
     store = await kind.open();
-    market = new MemoryMarketStore();
+    market = marketStoreOf(store);
     provider = new Switchable();
     const performance = new PerformanceService({ store, market, provider, synthetic: provider, benchmark: 'SPY', clock });
     ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });

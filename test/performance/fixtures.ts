@@ -13,7 +13,7 @@ import { PerformanceService } from '../../src/performance/service.ts';
 import type { MarketStore } from '../../src/store/market-port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
-import { MemoryMarketStore } from '../support/memory-market.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
 import { observeDecisions } from '../support/observe.ts';
 
 export const DAY = 86_400_000;
@@ -26,9 +26,37 @@ export class HeldClock {
   }
 }
 
+/** The store's market sub-port, counting the calls made through it, by method. */
+export function counting(market: MarketStore): MarketStore & { calls: Record<string, number> } {
+  const calls: Record<string, number> = {};
+  return new Proxy(market, {
+    get: (target, key) => {
+      if (key === 'calls') return calls;
+      const value = Reflect.get(target, key, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls[String(key)] = (calls[String(key)] ?? 0) + 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  }) as MarketStore & { calls: Record<string, number> };
+}
+
+/** The store's market sub-port with no stored report: a computation through it starts from scratch (and saves nothing). */
+export function forgetting(market: MarketStore): MarketStore {
+  return new Proxy(market, {
+    get: (target, key) => {
+      if (key === 'report') return async () => null;
+      if (key === 'saveReport') return async () => undefined;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 export type PerformanceApp = { ledger: LedgerApp; store: LedgerStore; market: MarketStore; provider: MarketData; clock: HeldClock; performance: PerformanceService };
 
-export async function performanceApp(store: LedgerStore, provider: MarketData, market: MarketStore = new MemoryMarketStore(), start = Date.UTC(2025, 0, 6, 15, 0, 0)): Promise<PerformanceApp> {
+export async function performanceApp(store: LedgerStore, provider: MarketData, market: MarketStore = marketStoreOf(store), start = Date.UTC(2025, 0, 6, 15, 0, 0)): Promise<PerformanceApp> {
   const clock = new HeldClock(start);
   const synthetic = provider.source === 'synthetic' ? provider : new SyntheticMarketData('decision-ledger');
   const performance = new PerformanceService({ store, market, provider, synthetic, benchmark: 'SPY', clock });

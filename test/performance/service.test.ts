@@ -17,7 +17,9 @@ import type { DecisionInput } from '../../src/performance/portfolio.ts';
 import type { Agent } from '../../src/domain/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
-import { MemoryMarketStore } from '../support/memory-market.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
+import type { MarketStore } from '../../src/store/market-port.ts';
+import { counting, forgetting } from './fixtures.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore } from '../support/stores.ts';
 
@@ -57,10 +59,10 @@ class Flaky implements MarketData {
   }
 }
 
-type Fixture = { store: LedgerStore; market: MemoryMarketStore; clock: HeldClock; provider: Flaky; service: PerformanceService; ledger: LedgerApp; ops: Operators };
+type Fixture = { store: LedgerStore; market: MarketStore & { calls: Record<string, number> }; clock: HeldClock; provider: Flaky; service: PerformanceService; ledger: LedgerApp; ops: Operators };
 
 async function fixture(store: LedgerStore, provider: MarketData = new SyntheticMarketData('perf-test')): Promise<Fixture> {
-  const market = new MemoryMarketStore();
+  const market = counting(marketStoreOf(store));
   const clock = new HeldClock(Date.UTC(2025, 0, 6, 15, 0, 0));
   const flaky = new Flaky(provider);
   const service = new PerformanceService({ store, market, provider: flaky, synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock });
@@ -164,7 +166,7 @@ await forEachStore('performance service', (kind) => {
       assert.equal(f.market.calls.saveReport ?? 0, saves);
       assert.equal(f.provider.bars, bars);
       assert.equal(again.through_seq, 60);
-      assert.ok(f.market.reports.get(`${agent.id}\nmodel`));
+      assert.ok(await f.market.report(agent.id, 'model'));
     });
 
     it('after one more decision, applies only it (no earlier record is read again) and still equals a computation from scratch', async () => {
@@ -174,10 +176,7 @@ await forEachStore('performance service', (kind) => {
       const r = computed(await f.service.report(agent, 'model'));
       assert.equal(r.through_seq, 61);
       assert.equal((f.market.calls.observationsOf ?? 0) - before, 1, 'one page of observations after the stored seq');
-      const fresh = new PerformanceService({ store: f.store, market: new MemoryMarketStore(), provider: new SyntheticMarketData('perf-test'), synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock: f.clock });
-      // the fresh service reads observations from its own (empty) market store: copy them
-      const copy = (fresh as unknown as { deps: { market: MemoryMarketStore } }).deps.market;
-      for (const o of f.market.observations.values()) copy.observations.set(o.recordId, o);
+      const fresh = new PerformanceService({ store: f.store, market: forgetting(f.market), provider: new SyntheticMarketData('perf-test'), synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock: f.clock });
       const scratch = computed(await fresh.report(agent, 'model'));
       assert.deepEqual(r.report, scratch.report);
     });

@@ -21,8 +21,8 @@ export async function agentRoutes(app: App, options: PublicRouteOptions): Promis
   }, async function getAgent(request, reply) {
     const urls = options.reads.urls;
     const performance = options.performance;
-    const profile = await options.reads.profile(request.params.handle, performance ? (agent) =>
-      performance.profile(agent, (portfolio, format) => urls.performanceUrl(agent.handle, portfolio, format)) : undefined);
+    const profile = await options.reads.profile(request.params.handle, (agent) =>
+      performance.profile(agent, (portfolio, format) => urls.performanceUrl(agent.handle, portfolio, format)));
     if (!profile.ok) return sendError(request, reply, profile.error);
     cacheFor(reply, 'short');
     return sendJsonText(reply, JSON.stringify(profile.value));

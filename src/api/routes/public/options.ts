@@ -3,9 +3,12 @@ import type { Clock } from '../../../ledger/clock.ts';
 import type { PublicReads } from '../../../ledger/public/reads.ts';
 import type { LogReads } from '../../../log/reads.ts';
 import type { AnchorReads } from '../../../anchor/reads.ts';
+import type { ObservationReads } from '../../../market/observations.ts';
 import type { PerformanceService } from '../../../performance/service.ts';
 
-export type PublicRouteOptions = { reads: PublicReads; readLimitPerMinute: number; clock: Clock; log: LogReads; anchors: AnchorReads; performance: PerformanceService | null };
+export type PublicRouteOptions = {
+  reads: PublicReads; readLimitPerMinute: number; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService;
+};
 
 export const PUBLIC_TAG = ['public'];
 

@@ -6,7 +6,6 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import { ok } from '../../../ledger/errors.ts';
 import type { Portfolio } from '../../../performance/engine.ts';
 import { performanceCsv, performanceDocument } from '../../../performance/views.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
@@ -32,9 +31,7 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
     const portfolio = (request.query.portfolio ?? 'model') as Portfolio;
     const found = await options.reads.agent(handle);
     if (!found.ok) return sendError(request, reply, found.error);
-    const report = performance
-      ? await performance.report(found.value, portfolio)
-      : ok({ status: 'unavailable' as const, portfolio, code: 'no_market_data' as const, reason: 'this service computes no performance (no market store)' });
+    const report = await performance.report(found.value, portfolio);
     if (!report.ok) return sendError(request, reply, report.error);
     cacheFor(reply, 'short');
     const raw = reply as FastifyReply; // the CSV is outside the documented JSON schema
