@@ -20,7 +20,7 @@ import {
 } from './portfolio.ts';
 import type { Metrics, RelativeMetrics } from './metrics.ts';
 
-export const STATE_VERSION = 1;
+export const STATE_VERSION = 2;
 /** Notes kept with their message (the newest); every note is counted by code. */
 export const RECENT_NOTES = 20;
 
@@ -29,11 +29,12 @@ export type HorizonKey = '1d' | '5d' | '21d' | 'stated';
 const HORIZON_KEYS: HorizonKey[] = ['1d', '5d', '21d', 'stated'];
 
 /**
- * A priced, directional decision whose outcome at some horizon is still pending:
- * [id, symbol, date, receipt price, direction, closes seen after its date, open horizons,
- *  stated horizon: trading days (number) or the calendar date it ends on (string), or null].
+ * A priced, directional decision whose outcome at some horizon is still pending (a tuple: an agent
+ * may have thousands, kept in the stored report): [symbol, date, receipt price, direction, closes
+ * seen after its date, open horizons, stated horizon: trading days (number) or the calendar date it
+ * ends on (string), or null].
  */
-export type Pending = [id: string, symbol: string, date: string, price: string, direction: 1 | -1, seen: number, open: HorizonKey[], stated: number | string | null];
+export type Pending = [symbol: string, date: string, price: string, direction: 1 | -1, seen: number, open: HorizonKey[], stated: number | string | null];
 
 export type EngineState = {
   version: typeof STATE_VERSION;
@@ -101,7 +102,7 @@ function copyOf(state: EngineState): EngineState {
     ...state,
     series: [...state.series],
     benchmark: { ...state.benchmark },
-    pending: state.pending.map((p) => [p[0], p[1], p[2], p[3], p[4], p[5], [...p[6]], p[7]]),
+    pending: state.pending.map((p) => [p[0], p[1], p[2], p[3], p[4], [...p[5]], p[6]]),
     hits: { '1d': [...state.hits['1d']], '5d': [...state.hits['5d']], '21d': [...state.hits['21d']], stated: [...state.hits.stated] },
     counts: { ...state.counts },
     notes: { counts: { ...state.notes.counts }, recent: [...state.notes.recent] },
@@ -225,7 +226,7 @@ function track(s: EngineState, d: DecisionInput, price: Dec): void {
   const date = utcDate(d.recorded_at);
   const stated = statedEnd(date, d.time_horizon ?? null);
   const open: HorizonKey[] = stated === null ? ['1d', '5d', '21d'] : [...HORIZON_KEYS];
-  s.pending.push([d.id, d.symbol, date, d.price as string, direction, 0, open, stated]);
+  s.pending.push([d.symbol, date, d.price as string, direction, 0, open, stated]);
 }
 
 const ends = new Map<string, number | string | null>();
@@ -253,21 +254,21 @@ function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, throug
   if (s.pending.length === 0) return;
   const still: Pending[] = [];
   for (const p of s.pending) {
-    const list = closes[p[1]] ?? [];
-    const start = firstAfter(list, p[2]);
+    const list = closes[p[0]] ?? [];
+    const start = firstAfter(list, p[1]);
     let end = list.length;
     while (end > start && (list[end - 1] as Close).date > through) end--;
     if (end > start) {
       const open: HorizonKey[] = [];
-      for (const h of p[6]) {
+      for (const h of p[5]) {
         const c = closeFor(p, h, list, start, end);
         if (c === undefined) open.push(h);
-        else record(s, h, compare(c.close, p[3]) * p[4] > 0);
+        else record(s, h, compare(c.close, p[2]) * p[3] > 0);
       }
-      p[5] += end - start;
-      p[6] = open;
+      p[4] += end - start;
+      p[5] = open;
     }
-    if (p[6].length > 0) still.push(p);
+    if (p[5].length > 0) still.push(p);
   }
   s.pending = still;
 }
@@ -300,9 +301,9 @@ function firstAfter(list: Close[], date: string, inclusive = false): number {
 
 /** The close in list[start..end) that resolves horizon `h` of `p`, if there is one yet. */
 function closeFor(p: Pending, h: HorizonKey, list: Close[], start: number, end: number): Close | undefined {
-  const n = h === 'stated' ? p[7] : Number(h.slice(0, -1));
+  const n = h === 'stated' ? p[6] : Number(h.slice(0, -1));
   if (typeof n === 'number') {
-    const i = start + (n - p[5]) - 1; // p[5]: closes after its date counted in earlier steps
+    const i = start + (n - p[4]) - 1; // p[4]: closes after its date counted in earlier steps
     return i < end ? list[i] : undefined;
   }
   const i = Math.max(start, firstAfter(list, n as string, true));
@@ -384,7 +385,7 @@ function summariseState(s: EngineState) {
 export function symbolsNeeded(s: EngineState, newSymbols: Iterable<string>): string[] {
   const set = new Set<string>(newSymbols);
   for (const [symbol] of s.book.holdings) set.add(symbol);
-  for (const p of s.pending) set.add(p[1]);
+  for (const p of s.pending) set.add(p[0]);
   return [...set].sort();
 }
 

@@ -23,7 +23,7 @@ import { brokerStoreOf } from '../store/brokers.ts';
 import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
-import { advance, publish, startState, symbolsNeeded, type AdvanceInput, type Caveat, type EngineState, type Portfolio, type PublishedReport } from './engine.ts';
+import { STATE_VERSION, advance, publish, startState, symbolsNeeded, type AdvanceInput, type Caveat, type EngineState, type Portfolio, type PublishedReport } from './engine.ts';
 import { readDecisions, readFills } from './inputs.ts';
 import { Dec, money } from './numbers.ts';
 import { benchmarkBase } from './perf.ts';
@@ -141,12 +141,13 @@ export class PerformanceService {
     const absent = this.absent.get(key);
     if (absent && absent.head === head.seq && absent.day === day) return ok(absent.answer);
     const fresh = (h: Held) => isCurrent(h.row, head.seq, day) || (h.checked?.head === head.seq && h.checked.day === day);
+    // A report held in memory is brought up to date from there: one another process stored meanwhile
+    // would give the same figures, so the stored text (hundreds of KB) is read only when none is held.
     let held = this.cache.get(key);
-    if (!held || !fresh(held)) {
+    if (!held) {
       const row = await this.deps.market.report(agent.id, portfolio);
-      if (row && row.computedAt !== held?.row.computedAt) held = { row, saved: JSON.parse(row.report) as Saved, checked: null };
-      else if (!row) held = undefined;
-      if (held) this.keep(key, held);
+      const saved = row && (JSON.parse(row.report) as Saved);
+      if (row && saved && saved.state.version === STATE_VERSION) this.keep(key, (held = { row, saved, checked: null }));
     }
     if (held && fresh(held)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
     if (!held) {
