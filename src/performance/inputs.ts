@@ -74,9 +74,9 @@ export async function readDecisions(store: LedgerStore, market: MarketStore, age
   const seen = new Set<string>();
   for (let page = 0; batch.throughSeq < headSeq; page = Math.min(page + 1, PAGES.length - 1)) {
     const size = Math.min(PAGES[page] as number, headSeq - batch.throughSeq);
-    const records = await store.listChain(agentId, batch.throughSeq, size);
+    const [records, observations] = await Promise.all([store.listChain(agentId, batch.throughSeq, size), market.observationsOf(agentId, batch.throughSeq, size)]);
     if (records.length === 0) break;
-    const observed = new Map((await market.observationsOf(agentId, batch.throughSeq, size)).map((o) => [o.recordId, o]));
+    const observed = new Map(observations.map((o) => [o.recordId, o]));
     for (const r of records) {
       if (r.chainSeq > headSeq) return batch;
       if (r.type === 'decision') {

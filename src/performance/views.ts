@@ -111,6 +111,10 @@ export function profileSections(sections: Section[]) {
   const add = (c: Caveat) => {
     if (!caveats.some((x) => x.code === c.code)) caveats.push(c);
   };
+  if (computed.length === 0) {
+    add({ code: 'portfolio_not_computed', message: 'No model portfolio or broker portfolio is computed for this agent: portfolios is empty because nothing could be built from its records yet (the caveats below say why), not because it holds nothing.' });
+    add({ code: 'performance_not_computed', message: 'No performance is computed for this agent: performance is null. Nothing on this profile states a return.' });
+  }
   for (const s of sections) {
     if (s.report.status === 'computed') for (const c of s.report.report.caveats) add(c);
     else add({ code: `${s.portfolio}_performance_unavailable`, message: `No ${s.portfolio} performance: ${s.report.reason}.` });
