@@ -63,7 +63,10 @@ export function performanceOf(store: LedgerStore, o: { provider: MarketData; see
 }
 
 /** A report as this process holds it, and the chain head and day it was last found current at. */
-type Held = { row: StoredReport; saved: Saved; checked: { head: number; day: string } | null };
+type Held = { row: StoredReport; saved: Saved; checked: { head: number; day: string } | null; persisted: { seq: number; at: number } };
+
+/** When a report that moved on by records alone is stored again (a new valued day always is). */
+const PERSIST_EVERY = { records: 100, ms: 60_000 };
 
 /** Absences kept in memory, and the text of the reports kept parsed (the oldest are dropped first). */
 const MEMO_ENTRIES = 10_000;
@@ -74,7 +77,7 @@ const BASE_LOOKBACK_DAYS = 10;
 
 const plusDays = (date: string, n: number) => dateOfDay(dayNumber(date) + n);
 
-type Attempt = { ok: true; saved: Saved; row: StoredReport } | { ok: false; unavailable?: Unavailable; failure?: string };
+type Attempt = { ok: true; saved: Saved; row: StoredReport; scratch: boolean } | { ok: false; unavailable?: Unavailable; failure?: string };
 
 export class PerformanceService {
   readonly closes: DailyCloses;
@@ -147,7 +150,7 @@ export class PerformanceService {
     if (!held) {
       const row = await this.deps.market.report(agent.id, portfolio);
       const saved = row && (JSON.parse(row.report) as Saved);
-      if (row && saved && saved.state.version === STATE_VERSION) this.keep(key, (held = { row, saved, checked: null }));
+      if (row && saved && saved.state.version === STATE_VERSION) this.keep(key, (held = { row, saved, checked: null, persisted: { seq: row.throughSeq, at: this.deps.clock.now().getTime() } }));
     }
     if (held && fresh(held)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
     if (!held) {
@@ -158,12 +161,32 @@ export class PerformanceService {
     if (attempt.ok) {
       // Nothing to do until the chain grows or a day ends, unless a decision awaits its price (which comes without either).
       const checked = attempt.saved.awaiting === null ? { head: head.seq, day } : null;
-      this.keep(key, { row: attempt.row, saved: attempt.saved, checked });
+      const persisted = await this.persist(attempt, held ?? null);
+      this.keep(key, { row: attempt.row, saved: attempt.saved, checked, persisted });
       return ok(await this.view(agent, portfolio, attempt.saved, attempt.row, null));
     }
     if (attempt.unavailable) return ok(this.remember(key, head.seq, day, attempt.unavailable));
     if (held) return ok(await this.view(agent, portfolio, held.saved, held.row, attempt.failure ?? 'the provider failed'));
     return fail(errors.providerError(`the ${portfolio} portfolio of ${agent.handle} cannot be computed: ${attempt.failure}; try again later`));
+  }
+
+  /**
+   * Stores a report that moved on, when it is due: a new valued day (the series changed), a fresh
+   * computation, PERSIST_EVERY.records records or PERSIST_EVERY.ms since the stored copy. Between
+   * those, the copy held here is the one served; a process that starts without it brings the stored
+   * copy up to date from the records after its through_seq, to the same figures.
+   */
+  private async persist(attempt: { saved: Saved; row: StoredReport; scratch: boolean }, held: Held | null): Promise<Held['persisted']> {
+    const now = this.deps.clock.now().getTime();
+    const last = held?.persisted;
+    if (held && attempt.row === held.row && last) return last;
+    const due = !held || !last || attempt.scratch
+      || attempt.saved.state.series.length !== held.saved.state.series.length
+      || attempt.row.throughSeq - last.seq >= PERSIST_EVERY.records
+      || now - last.at >= PERSIST_EVERY.ms;
+    if (!due) return last;
+    await this.deps.market.saveReport(attempt.row);
+    return { seq: attempt.row.throughSeq, at: now };
   }
 
   /** Keeps a parsed report, dropping the oldest while the kept reports' text passes CACHE_CHARS. */
@@ -240,7 +263,7 @@ export class PerformanceService {
     let through = this.closes.yesterday();
     if (awaiting) through = minDate(through, plusDays(utcDate(awaiting.recorded_at), -1));
     if (state.valued_through !== null && through < state.valued_through) through = state.valued_through;
-    if (held && throughSeq === afterSeq && through === state.valued_through) return { ok: true, saved: held.saved, row: held.row }; // nothing new
+    if (held && throughSeq === afterSeq && through === state.valued_through) return { ok: true, saved: held.saved, row: held.row, scratch: false }; // nothing new
     const inceptionDate = state.inception !== null ? utcDate(state.inception) : utcDate(firstAt as string);
     const from = state.valued_through !== null ? plusDays(state.valued_through, 1) : inceptionDate;
 
@@ -269,8 +292,7 @@ export class PerformanceService {
     const row: StoredReport = {
       agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
     };
-    await market.saveReport(row);
-    return { ok: true, saved, row };
+    return { ok: true, saved, row, scratch: held === null };
   }
 
   /** Without a decision (model) or an execution (broker) there is nothing to read the chain for. */

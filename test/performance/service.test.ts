@@ -173,17 +173,21 @@ await forEachStore('performance service', (kind) => {
       await post(f, secret, 60);
       await observeDecisions(f.store, f.market, new SyntheticMarketData('perf-test'), agent.id);
       const before = f.market.calls.observationsOf ?? 0;
+      const saves = f.market.calls.saveReport ?? 0;
       const r = computed(await f.service.report(agent, 'model'));
       assert.equal(r.through_seq, 61);
       assert.equal((f.market.calls.observationsOf ?? 0) - before, 1, 'one page of observations after the stored seq');
+      assert.equal(f.market.calls.saveReport ?? 0, saves, 'one decision, same day: the copy held in memory is served, the stored one not rewritten');
+      assert.equal((await f.market.report(agent.id, 'model'))?.throughSeq, 60);
       const fresh = new PerformanceService({ store: f.store, market: forgetting(f.market), provider: new SyntheticMarketData('perf-test'), synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock: f.clock });
       const scratch = computed(await fresh.report(agent, 'model'));
       assert.deepEqual(r.report, scratch.report);
     });
 
-    it('a new day adds its close incrementally and equals a computation from scratch', async () => {
+    it('a new day adds its close incrementally, is stored, and equals a computation from scratch', async () => {
       f.clock.t += 3 * DAY;
       const r = computed(await f.service.report(agent, 'model'));
+      assert.equal((await f.market.report(agent.id, 'model'))?.throughSeq, 61, 'a valued day is stored at once');
       const yesterday = new Date(f.clock.t - DAY).toISOString().slice(0, 10);
       assert.equal(r.report.as_of, yesterday);
       const ref = await direct(f, agent, new SyntheticMarketData('perf-test'), yesterday);
