@@ -9,6 +9,8 @@
 // synthetic observations (demo agents) are valued with the synthetic model, and everything
 // computed from them says so. When a close that is needed cannot be had, the last stored report
 // is served with its as_of and a `stale` caveat; with none stored the answer is provider_error.
+// The stored copy is rewritten on a new valued day or every PERSIST_EVERY; in between the copy held
+// in memory is served (any process reaches the same figures from the stored one).
 // Owns: what a report is computed from, when it is brought up to date, and its caveats.
 
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
@@ -30,7 +32,6 @@ import { benchmarkBase } from './perf.ts';
 import { START_VALUE, utcDate, type Close } from './portfolio.ts';
 import type { Computed, PortfolioReport, PriceSourceView, Reconciliation, Unavailable } from './types.ts';
 import { profileSections, type Failed } from './views.ts';
-
 
 /** What a stored report's text holds. */
 type Saved = {
@@ -106,14 +107,17 @@ export class PerformanceService {
   /**
    * The stored model report's headline, as the `return` badge shows it: read from the store (or
    * this process's copy), never brought up to date here, so it never waits on a provider.
-   * Null while no report is stored.
+   * Null while no report is stored; the first one is then computed in the background.
    */
   async storedSummary(agent: Agent): Promise<{ cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null; synthetic: boolean; reason: string | null } | null> {
     const key = `${agent.id}\nmodel`;
     let report = this.cache.get(key)?.saved.published;
     if (!report) {
       const row = await this.deps.market.report(agent.id, 'model');
-      if (!row) return null;
+      if (!row) {
+        void this.report(agent, 'model').catch(() => undefined);
+        return null;
+      }
       report = (JSON.parse(row.report) as Saved).published;
     }
     const own = report.metrics.cumulative_return;
