@@ -61,12 +61,32 @@ function rethrow(err: unknown): never {
   throw unavailable(err) ?? err;
 }
 
-/** Splits our `?schema=` parameter off a postgres:// URL (node-postgres does not know it). */
+/**
+ * The URL parameters that set a bound (milliseconds; `connect_timeout` in seconds, as in libpq),
+ * so an operator can tune them in LEDGER_DATABASE_URL; the defaults are DEFAULT_POSTGRES_TIMEOUTS.
+ */
+const TIMEOUT_PARAMS: Record<string, { key: keyof PostgresTimeouts; unitMs: number }> = {
+  connect_timeout: { key: 'connectMs', unitMs: 1_000 },
+  query_timeout: { key: 'queryMs', unitMs: 1 },
+  statement_timeout: { key: 'statementMs', unitMs: 1 },
+  idle_in_transaction_session_timeout: { key: 'idleInTransactionMs', unitMs: 1 },
+  append_lock_timeout: { key: 'appendLockMs', unitMs: 1 },
+};
+
+/** Splits our parameters (`?schema=` and the bounds) off a postgres:// URL; node-postgres gets the rest. */
 export function parsePostgresUrl(url: string): PostgresOptions {
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? undefined;
   u.searchParams.delete('schema');
-  return { connectionString: u.toString(), schema };
+  const timeouts: Partial<PostgresTimeouts> = {};
+  for (const [name, { key, unitMs }] of Object.entries(TIMEOUT_PARAMS)) {
+    const raw = u.searchParams.get(name);
+    if (raw === null) continue;
+    if (!/^[1-9][0-9]{0,8}$/.test(raw)) throw new Error(`the database URL's ${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    timeouts[key] = Number(raw) * unitMs;
+    u.searchParams.delete(name);
+  }
+  return { connectionString: u.toString(), schema, timeouts };
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
