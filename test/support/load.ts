@@ -73,7 +73,10 @@ export class WriteLoad {
   private running = false;
   private done: Promise<void> = Promise.resolve();
 
-  constructor(private readonly writers: Writer[], private readonly options: { timeoutMs?: number; pauseMs?: number; maxPerWriter?: number } = {}) {}
+  constructor(
+    private readonly writers: Writer[],
+    private readonly options: { timeoutMs?: number; pauseMs?: number; maxPerWriter?: number; body?: () => object } = {},
+  ) {}
 
   start(): this {
     this.running = true;
@@ -84,7 +87,7 @@ export class WriteLoad {
   private async run(writer: Writer): Promise<void> {
     const max = this.options.maxPerWriter ?? Infinity;
     for (let i = 0; this.running && i < max; i++) {
-      const outcome = await postDecision(writer.target(), writer.agent, uniqueKey(writer.agent.handle), this.options.timeoutMs);
+      const outcome = await postDecision(writer.target(), writer.agent, uniqueKey(writer.agent.handle), this.options.timeoutMs, this.options.body?.());
       this.outcomes.push(outcome);
       if (outcome.status !== 201) await new Promise((resolve) => setTimeout(resolve, this.options.pauseMs ?? 50));
     }

@@ -44,7 +44,7 @@ export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, q
 
 /** Errors that mean "the database cannot answer now", not "this request is wrong". */
 const UNAVAILABLE_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300', '55P03', '57014', '25P03']);
+const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53100', '53300', '55P03', '57014', '25P03']);
 const UNAVAILABLE_MESSAGE = /Connection terminated|connection timeout|timeout exceeded|Query read timeout|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Client has encountered a connection error/i;
 
 function unavailable(err: unknown): StoreUnavailable | null {
@@ -54,6 +54,13 @@ function unavailable(err: unknown): StoreUnavailable | null {
     return new StoreUnavailable(`the database is not answering: ${e.message ?? String(err)}`, { cause: err });
   }
   return null;
+}
+
+/** The connection itself failed (no SQLSTATE: the server said nothing): it cannot be trusted with another statement. */
+function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  const answeredByServer = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !UNAVAILABLE_NETWORK.has(code);
+  return !answeredByServer && unavailable(err) !== null;
 }
 
 /** Rethrows `err` as StoreUnavailable when it means the database cannot answer. */
@@ -139,8 +146,11 @@ export class PostgresStore implements LedgerStore {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      // A client that cannot even roll back has lost its connection: destroy it, never reuse it.
-      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      // A connection that is gone or silent is destroyed, not rolled back: a ROLLBACK on it would
+      // wait a whole query timeout more, and the server aborts the transaction when it closes.
+      // A client that cannot even roll back has lost its connection too: never reuse it.
+      if (connectionLost(err)) broken = err as Error;
+      else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       rethrow(err);
     } finally {
       client.release(broken);
