@@ -329,6 +329,11 @@ export class PostgresStore implements LedgerStore {
     return recordCountsFromSums(row);
   }
 
+  async newestSortKey(): Promise<string | null> {
+    const [row] = await this.q('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1');
+    return row ? String(row.sort_key) : null;
+  }
+
   async listHeads(): Promise<AgentHead[]> {
     const rows = await this.q(`SELECT a.*, h.seq AS head_seq, h.hash AS head_hash, h.recorded_at AS head_recorded_at
       FROM agents a JOIN chain_heads h ON h.agent_id = a.id ORDER BY a.handle`);

@@ -355,6 +355,10 @@ export class SqliteStore implements LedgerStore {
     return recordCountsFromSums(row);
   }
 
+  async newestSortKey(): Promise<string | null> {
+    return ((this.statements.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null;
+  }
+
   async listHeads(): Promise<AgentHead[]> {
     const rows = this.read(`SELECT a.*, h.seq AS head_seq, h.hash AS head_hash, h.recorded_at AS head_recorded_at
       FROM agents a JOIN chain_heads h ON h.agent_id = a.id ORDER BY a.handle`).all() as Row[];
