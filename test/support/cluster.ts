@@ -73,8 +73,16 @@ export class Cluster {
 
   static async start(options: ClusterOptions = {}): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), 'ledger-cluster-'));
-    const pg = options.databaseUrl ? null : await PgServer.start('cluster-pg');
-    const redis = options.redis === false ? null : await RedisServer.start();
+    let pg: PgServer | null = null;
+    let redis: RedisServer | null = null;
+    try {
+      pg = options.databaseUrl ? null : await PgServer.start('cluster-pg');
+      redis = options.redis === false ? null : await RedisServer.start();
+    } catch (err) {
+      pg?.destroy();
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
     const databaseUrl = options.databaseUrl ?? pg!.url('postgres', { schema: 'ledger' });
     const store = new PostgresStore({ ...parsePostgresUrl(databaseUrl), poolSize: 4 });
     await store.migrate();
