@@ -10,11 +10,16 @@ import {
   acknowledged, assertAcknowledgedDurable, ledgerVerify, postDecision, summary, uniqueKey, WriteLoad, type LoadAgent,
 } from '../support/load.ts';
 import { skipUnlessAble } from '../support/own-servers.ts';
+import { longOrShort } from '../support/long.ts';
 import { storedChain } from '../api/record-helpers.ts';
 
 const skip = skipUnlessAble('postgres-server', 'redis-server');
 
-const WRITE_BUDGET = 150;
+/** Writes per writer (12 writers), and keys sent to every node at once: more in the long variant (LEDGER_TEST_LONG=1). */
+const WRITES_PER_WRITER = longOrShort(400, 20);
+const SHARED_KEYS = longOrShort(300, 15);
+/** A write budget the rate-limit test reaches and the others do not (one API key makes at most 6 x WRITES_PER_WRITER writes). */
+const WRITE_BUDGET = 6 * WRITES_PER_WRITER + 30;
 
 /** Polls `check` every 100 ms until it holds, for at most `ms`. */
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
@@ -29,7 +34,6 @@ describe('three API nodes on one PostgreSQL and one Redis', { skip }, () => {
   let cluster: Cluster;
 
   before(async () => {
-    // A write budget the rate-limit test reaches and the others do not (at most 120 writes per key).
     cluster = await Cluster.start({ nodes: 3, env: { LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_BUDGET) } });
   });
   after(async () => {
@@ -48,7 +52,7 @@ describe('three API nodes on one PostgreSQL and one Redis', { skip }, () => {
       // Two writers per node for an agent of its own.
       ...own.flatMap((agent, i) => [0, 1].map(() => ({ agent, target: () => cluster.nodes[i]!.target }))),
     ];
-    const outcomes = await new WriteLoad(writers, { maxPerWriter: 20 }).start().finished();
+    const outcomes = await new WriteLoad(writers, { maxPerWriter: WRITES_PER_WRITER }).start().finished();
     assert.equal(acknowledged(outcomes).length, outcomes.length, summary(outcomes));
 
     const agents = [shared, ...own];
@@ -77,7 +81,7 @@ describe('three API nodes on one PostgreSQL and one Redis', { skip }, () => {
 
   test('exactly once across nodes: one Idempotency-Key sent to every node at once makes one record, and each node answers it', async () => {
     const agent = await cluster.agent('idem');
-    for (let i = 0; i < 15; i++) {
+    for (let i = 0; i < SHARED_KEYS; i++) {
       const key = uniqueKey('same');
       const body = { symbol: 'MSFT', action: 'SELL', quantity: String(i + 1) };
       const answers = await Promise.all(cluster.nodes.map((n) => postDecision(n.target, agent, key, 20_000, body)));
@@ -91,16 +95,16 @@ describe('three API nodes on one PostgreSQL and one Redis', { skip }, () => {
     for (const a of answers.filter((x) => x.status !== 201)) assert.deepEqual([a.status, a.error], [409, 'idempotency_key_reused']);
 
     const chain = await storedChain(cluster.store, agent.agentId);
-    assert.equal(chain.length, 16, 'one record per key');
+    assert.equal(chain.length, SHARED_KEYS + 1, 'one record per key');
   });
 
   test(`one rate limit across nodes: a budget of ${WRITE_BUDGET} writes a minute per key holds in total, whichever nodes the writes reach`, async () => {
     const agent = await cluster.agent('limited');
     const next = cluster.roundRobin();
-    // Three clients, each to every node in turn: 1.5 times the budget, within seconds.
+    // Three clients, each to every node in turn: 30 writes past the budget, well within the minute.
     const outcomes = (await Promise.all([0, 1, 2].map(async () => {
       const mine = [];
-      for (let i = 0; i < WRITE_BUDGET / 2; i++) mine.push(await postDecision(next(), agent));
+      for (let i = 0; i < (WRITE_BUDGET + 30) / 3; i++) mine.push(await postDecision(next(), agent));
       return mine;
     }))).flat();
     assert.equal(acknowledged(outcomes).length, WRITE_BUDGET, summary(outcomes));

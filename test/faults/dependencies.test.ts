@@ -11,6 +11,10 @@ import {
   acknowledged, assertAcknowledgedDurable, assertOnlyUnavailable, firstAcknowledgedAfter, seconds, summary, WriteLoad, type LoadAgent, type Outcome,
 } from '../support/load.ts';
 import { skipUnlessAble } from '../support/own-servers.ts';
+import { repeated } from '../support/long.ts';
+
+/** How often each fault is injected: once in CI, more in the long variant (LEDGER_TEST_LONG=1). */
+const ROUNDS = 10;
 
 const skip = skipUnlessAble('postgres-server', 'redis-server');
 
@@ -60,7 +64,7 @@ describe('dependency faults under write load', { skip }, () => {
     await assertAcknowledgedDurable(cluster.store, agents, outcomes);
   }
 
-  test('PostgreSQL restarted (pg_ctl restart -m fast): 503s while it is down, writes again at once when it is back', async (t: TestContext) => {
+  test('PostgreSQL restarted (pg_ctl restart -m fast): 503s while it is down, writes again at once when it is back', repeated(ROUNDS, async (t: TestContext) => {
     const writes = load();
     await writes.acknowledgedAtLeast(20);
     const downAt = Date.now();
@@ -77,9 +81,9 @@ describe('dependency faults under write load', { skip }, () => {
     assert.ok(recovered !== null, 'writes are recorded again');
     assert.ok(during.some((o) => o.status === 503), 'writes sent while it was down answered 503');
     await assertSurvived(outcomes);
-  });
+  }));
 
-  test('its connections terminated (pg_terminate_backend, three times): the requests on them answer 503, the rest go on', async (t: TestContext) => {
+  test('its connections terminated (pg_terminate_backend, three times): the requests on them answer 503, the rest go on', repeated(ROUNDS, async (t: TestContext) => {
     const writes = load();
     await writes.acknowledgedAtLeast(20);
     let terminated = 0;
@@ -98,9 +102,9 @@ describe('dependency faults under write load', { skip }, () => {
     assert.ok(terminated > 0, 'sessions were terminated');
     assert.ok(recovered !== null);
     await assertSurvived(outcomes);
-  });
+  }));
 
-  test('made silent (the network forwards nothing): writes answer 503 within the query timeout, /readyz 503 within 2 s, and writes resume when it answers', async (t: TestContext) => {
+  test('made silent (the network forwards nothing): writes answer 503 within the query timeout, /readyz 503 within 2 s, and writes resume when it answers', repeated(ROUNDS, async (t: TestContext) => {
     const writes = load();
     await writes.acknowledgedAtLeast(20);
     const silentAt = Date.now();
@@ -123,9 +127,11 @@ describe('dependency faults under write load', { skip }, () => {
     assert.ok(slowest < 2 * QUERY_TIMEOUT_MS + 2_000, `no request waited past the bounds (${seconds(slowest)})`);
     assert.ok(recovered !== null);
     await assertSurvived(outcomes);
-  });
+  }));
 
-  test('Redis stopped and started again: writes carry on (each process counts its own budget), /readyz says degraded, then ready', async (t: TestContext) => {
+  test('Redis stopped and started again: writes carry on (each process counts its own budget), /readyz says degraded, then ready', repeated(ROUNDS, async (t: TestContext) => {
+    const fallbacksLogged = () => node.node.output.match(/Redis is unreachable/g)?.length ?? 0;
+    const loggedBefore = fallbacksLogged();
     const writes = load();
     await writes.acknowledgedAtLeast(20);
     const stoppedAt = Date.now();
@@ -143,7 +149,7 @@ describe('dependency faults under write load', { skip }, () => {
     assert.ok(degraded !== null, '/readyz says degraded while Redis is away');
     assert.ok(ready !== null, '/readyz says ready once Redis is back');
     assert.equal(acknowledged(during).length, during.length, `every write is recorded without Redis: ${summary(during)}`);
-    assert.equal(node.node.output.match(/Redis is unreachable/g)?.length, 1, 'the fallback is logged once');
+    assert.equal(fallbacksLogged() - loggedBefore, 1, 'the fallback is logged once');
     await assertSurvived(outcomes);
-  });
+  }));
 });

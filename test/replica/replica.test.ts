@@ -15,6 +15,7 @@ import { PostgresStore, parsePostgresUrl } from '../../src/store/postgres/store.
 import { LedgerNode } from '../support/ledger-node.ts';
 import { postDecision, seconds, summary, type LoadAgent, type Outcome } from '../support/load.ts';
 import { skipUnlessAble } from '../support/own-servers.ts';
+import { longOrShort } from '../support/long.ts';
 import { PgServer } from '../support/pg-server.ts';
 import { freePort } from '../support/ports.ts';
 
@@ -125,7 +126,7 @@ describe('public reads from a streaming replica', { skip }, () => {
       }
     };
     const toggle = async () => {
-      for (let i = 0; i < 6; i++) {
+      for (let i = 0; i < longOrShort(100, 6); i++) {
         await pause();
         await sleep(300);
         await resume();

@@ -12,6 +12,9 @@ export const NODE_DEFAULT_ENV: Record<string, string> = {
   LEDGER_LOG_LEVEL: 'warn',
   LEDGER_WRITE_LIMIT_PER_MIN: '1000000',
   LEDGER_READ_LIMIT_PER_MIN: '1000000',
+  // Every node of a deployment has one public address, so one log origin; by default each node
+  // would name the log after its own port, and refuse to integrate a log another node signed.
+  LEDGER_LOG_ORIGIN: 'ledger.test/log',
   // Nothing listens on port 9: anchoring fails at once, locally, instead of calling the Internet.
   LEDGER_OTS_CALENDARS: 'http://127.0.0.1:9',
   LEDGER_BITCOIN_HEADERS_URL: 'http://127.0.0.1:9',

@@ -77,19 +77,29 @@ export class PgServer {
   /** A fresh primary, started. */
   static async start(name = 'pg'): Promise<PgServer> {
     const dir = PgServer.tempDir(name);
-    await PgServer.run('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync', '--no-instructions']);
-    appendFileSync(join(dir, 'data', 'postgresql.conf'), `\n${SETTINGS.join('\n')}\n`);
     const server = new PgServer(dir, await freePort());
-    await server.start();
+    try {
+      await PgServer.run('initdb', ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+      appendFileSync(join(dir, 'data', 'postgresql.conf'), `\n${SETTINGS.join('\n')}\n`);
+      await server.start();
+    } catch (err) {
+      server.destroy();
+      throw err;
+    }
     return server;
   }
 
   /** A streaming replica of `primary` (pg_basebackup -R), started and replaying. */
   static async replicaOf(primary: PgServer, name = 'replica'): Promise<PgServer> {
     const dir = PgServer.tempDir(name);
-    await PgServer.run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', join(dir, 'data'), '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
     const replica = new PgServer(dir, await freePort());
-    await replica.start();
+    try {
+      await PgServer.run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', join(dir, 'data'), '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
+      await replica.start();
+    } catch (err) {
+      replica.destroy();
+      throw err;
+    }
     return replica;
   }
 
