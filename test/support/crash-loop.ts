@@ -1,8 +1,8 @@
 // A crash loop on one store: the real service (`ledger serve`) is killed with SIGKILL under write
-// load, again and again. Three processes take turns on the same database: while one is under
-// load and killed, the others start, so that start-ups (most of a cycle's time) overlap. Afterwards every
-// write a client got a 201 for is in its chain with the id and seq it was told, every chain is
-// gapless and passes `ledger verify`, and the global log holds every record and verifies too.
+// load, again and again. Four processes take turns on the same database: while one is under load
+// and killed, the others start, so that start-ups (most of a cycle's time) overlap. Afterwards
+// every write a client got a 201 for is in its chain with the id and seq it was told, every chain
+// is gapless and passes `ledger verify`, and the global log holds every record and verifies too.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +54,7 @@ export async function crashLoop(kind: StoreKind, t: TestContext, cycles = CRASH_
   const dir = mkdtempSync(join(tmpdir(), 'ledger-crash-'));
   const env = { LEDGER_DATABASE_URL: databaseUrl };
   const nodes: LedgerNode[] = [];
-  for (const name of ['a', 'b', 'c']) nodes.push(new LedgerNode(`${kind.name}-${name}`, await freePort(), env, dir));
+  for (const name of ['a', 'b', 'c', 'd']) nodes.push(new LedgerNode(`${kind.name}-${name}`, await freePort(), env, dir));
   // Each node's start in progress or done; a killed node is started again at once, beside the others.
   const begin = (n: LedgerNode) => {
     const started = n.start();
