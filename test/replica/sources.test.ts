@@ -96,7 +96,8 @@ test('a replica that fails is left for the primary, and used again once it answe
   const changes: boolean[] = [];
   let failing = true;
   const primary = { findRecord: async () => null } as unknown as LedgerStore;
-  const replica = { findRecord: async () => { if (failing) throw new StoreUnavailable('replica down'); return null; }, newestSortKey: async () => null } as unknown as LedgerStore;
+  const down = async () => { if (failing) throw new StoreUnavailable('replica down'); };
+  const replica = { findRecord: async () => { await down(); return null; }, ping: down } as unknown as LedgerStore;
   const sources = new ReadSources(primary, { replica, onReplica: (up) => changes.push(up), now: () => now });
   const used: string[] = [];
   const read = () => sources.read(async (store) => {
@@ -110,4 +111,20 @@ test('a replica that fails is left for the primary, and used again once it answe
   await read(); // tried again, and it answers
   assert.deepEqual(used, ['replica', 'primary', 'primary', 'replica']);
   assert.deepEqual(changes, [false, true]);
+});
+
+test('a primary that fails during a read on the replica is the caller\'s 503, not a reason to leave the replica', async () => {
+  const changes: boolean[] = [];
+  const primary = { findRecord: async () => { throw new StoreUnavailable('primary down'); } } as unknown as LedgerStore;
+  const replica = { findRecord: async () => null, newestSortKey: async () => null, ping: async () => undefined } as unknown as LedgerStore;
+  const sources = new ReadSources(primary, { replica, onReplica: (up) => changes.push(up) });
+  const used: string[] = [];
+  const read = () => sources.read(async (store) => {
+    used.push(store === replica ? 'replica' : 'primary');
+    return sources.record(store, 'dec_7ZZZZZZZZZZZZZZZZZZZZZZZZZ'); // newer than the replica: asks the primary
+  });
+  await assert.rejects(read(), /primary down/);
+  await assert.rejects(read(), /primary down/);
+  assert.deepEqual(used, ['replica', 'replica'], 'public reads stay on the replica');
+  assert.deepEqual(changes, []);
 });

@@ -13,8 +13,8 @@
 //   its record. An agent the replica does not know yet is looked up on the primary too.
 //
 // Everything else (the ledger page, profiles, exports, transparency) may be as stale as the
-// replica is behind. A replica that cannot answer (StoreUnavailable) is left alone for a while:
-// reads go to the primary meanwhile, and `onReplica` says so once each way.
+// replica is behind. A replica that cannot answer (StoreUnavailable, and then no ping either) is
+// left alone for a while: reads go to the primary meanwhile, and `onReplica` says so once each way.
 import type { Agent, ChainHead, StoredRecord } from '../../domain/types.ts';
 import { StoreUnavailable, type LedgerStore } from '../../store/port.ts';
 import { sortKeyOf } from '../../store/rows.ts';
@@ -23,6 +23,15 @@ import { sortKeyOf } from '../../store/rows.ts';
 export const REPLICA_RETRY_MS = 5_000;
 
 export type Located<T> = { value: T; store: LedgerStore };
+
+async function answers(store: LedgerStore): Promise<boolean> {
+  try {
+    await store.ping();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type ReplicaOptions = {
   replica: LedgerStore | null;
@@ -53,6 +62,9 @@ export class ReadSources {
       return result;
     } catch (err) {
       if (!(err instanceof StoreUnavailable)) throw err;
+      // A read on the replica may have asked the primary (a newer record): if the replica still
+      // answers, it was the primary that failed, and the caller gets that failure.
+      if (await answers(replica)) throw err;
       this.replicaFailed(err);
       return work(this.primary);
     }
