@@ -10,7 +10,7 @@ import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
 import { selectMarketData } from './market/select.ts';
 import { pricingService } from './market/service.ts';
-import { openStore, redactUrl } from './store/open.ts';
+import { openReadReplica, openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
@@ -30,6 +30,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const market = selectMarketData(config.market);
   if (!market.ok) throw new ConfigError(market.error);
   const store = await openMigrated(config.databaseUrl);
+  const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl) : null;
   // The key is loaded before the app (which publishes its vkey) and its logger exist: what it says is logged once they do.
   const keyNotes: { level: 'info' | 'warn'; message: string }[] = [];
   const logKey = await loadServiceLogKey(config, {
@@ -37,6 +38,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     warn: (message) => keyNotes.push({ level: 'warn', message }),
     error: (message) => keyNotes.push({ level: 'warn', message }),
   }).catch(async (err) => {
+    await readReplica?.close();
     await store.close();
     throw err;
   });
@@ -49,8 +51,10 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     checkSignature: signatureChecker(store, verifier.verify),
     logger: loggerOptions(config.logLevel),
     logVkey: logKey.vkey,
+    readReplica,
   });
   for (const note of keyNotes) ledger.app.log[note.level](note.message);
+  if (config.readDatabaseUrl) ledger.app.log.info({ replica: redactUrl(config.readDatabaseUrl) }, 'public reads come from the read replica');
   const url = await ledger.app.listen({ port: config.port, host: config.host });
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
@@ -68,6 +72,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await anchoring.stop();
     await log.stop();
     await verifier.close();
+    await readReplica?.close();
     await store.close();
   })());
   return { ledger, store, url, stop };

@@ -60,6 +60,8 @@ export type AppDeps = {
   performanceSummary?: PerformanceSummaryOf;
   /** The pricing job's status, shown on /readyz (market/service.ts). */
   pricingStatus?: () => PricingStatus;
+  /** A read replica of `store` for the public reads (config.readDatabaseUrl). */
+  readReplica?: LedgerStore | null;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -107,7 +109,12 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const operators = new Operators(store, clock);
 
   const authenticate = authenticator(store);
-  const reads = new PublicReads(store, config.baseUrl);
+  const reads = new PublicReads(store, config.baseUrl, {
+    replica: deps.readReplica ?? null,
+    onReplica: (up, reason) => (up
+      ? app.log.info('public reads: the read replica answers again')
+      : app.log.warn({ reason }, 'public reads: the read replica is not answering; reading from the primary meanwhile')),
+  });
 
   await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
