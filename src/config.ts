@@ -16,7 +16,11 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  webhooks: WebhookConfig;
 };
+
+/** Webhook delivery (issue 17, docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
+export type WebhookConfig = { allowPrivate: boolean; timeoutMs: number; retryBaseMs: number; concurrency: number };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -87,6 +91,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    webhooks: loadWebhookConfig(env),
+  };
+}
+
+function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  const allow = env.LEDGER_WEBHOOKS_ALLOW_PRIVATE || 'false';
+  if (allow !== 'true' && allow !== 'false') throw new ConfigError(`LEDGER_WEBHOOKS_ALLOW_PRIVATE must be true or false, got ${JSON.stringify(allow)}`);
+  return {
+    allowPrivate: allow === 'true',
+    timeoutMs: integer(env, 'LEDGER_WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
+    retryBaseMs: integer(env, 'LEDGER_WEBHOOKS_RETRY_BASE_MS', 5_000, 10, 3_600_000),
+    concurrency: integer(env, 'LEDGER_WEBHOOKS_CONCURRENCY', 8, 1, 256),
   };
 }
 

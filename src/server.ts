@@ -8,6 +8,7 @@ import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
+import { startDeliverer, webhookKeyring } from './webhooks/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -52,10 +53,13 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
   });
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
+  const webhookLog = (level: 'info' | 'warn' | 'error', message: string) => ledger.app.log[level](message);
+  const webhooks = startDeliverer({ store, config: config.webhooks, keyring: webhookKeyring(config.brokers, webhookLog), baseUrl: config.baseUrl, log: webhookLog });
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await ledger.close();
+    await webhooks.stop();
     await anchoring.stop();
     await log.stop();
     await verifier.close();

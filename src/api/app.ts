@@ -36,6 +36,9 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
+import { webhookEndpoints, webhookKeyring } from '../webhooks/service.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export type { App } from './types.ts';
 
@@ -51,6 +54,8 @@ export type AppDeps = {
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
+  /** Webhook endpoints; built from config, store and clock when omitted. */
+  webhooks?: WebhookEndpoints;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -112,6 +117,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
+  const webhooks = deps.webhooks ?? webhookEndpoints({
+    store, config: config.webhooks, clock, keyring: webhookKeyring(config.brokers, (level, message) => app.log[level](message)),
+  });
+  await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
