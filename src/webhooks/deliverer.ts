@@ -67,12 +67,14 @@ export class Deliverer {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    await this.running;
-    const all = Promise.all(this.inFlight.values());
+    const settled = async () => {
+      await this.running;
+      await Promise.all(this.inFlight.values());
+    };
     const grace = new Promise<void>((resolve) => setTimeout(resolve, this.options.stopGraceMs).unref());
-    await Promise.race([all, grace]);
+    await Promise.race([settled(), grace]);
     this.abort.abort();
-    await all;
+    await settled();
     await this.session?.release();
     this.session = null;
   }

@@ -93,7 +93,11 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async tryDeliverer(): Promise<WebhookSession | null> {
-    const client = new pg.Client({ connectionString: this.store.pool.options.connectionString, options: `-c search_path=${this.store.schema}` });
+    // Bounded like the pool's queries: a silent database costs an error (and the hold), never a hung deliverer.
+    const client = new pg.Client({
+      connectionString: this.store.pool.options.connectionString, options: `-c search_path=${this.store.schema}`,
+      connectionTimeoutMillis: 5_000, query_timeout: 30_000, statement_timeout: 25_000, idle_in_transaction_session_timeout: 10_000,
+    });
     const session = new PostgresWebhookSession(client);
     client.on('error', () => session.lose());
     try {
