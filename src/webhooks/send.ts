@@ -16,6 +16,8 @@ export type SendLimits = {
   resolve?: Resolve;
 };
 
+const TIMED_OUT = 'timed out';
+
 export type SendResult = { delivered: boolean; statusCode: number | null; error: string | null; durationMs: number };
 
 /** The error text kept in the delivery log: short, one line. */
@@ -38,6 +40,7 @@ export async function send(target: string, body: string, headers: Record<string,
   if (!checked.ok) return { delivered: false, statusCode: null, error: `refused: ${checked.reason}`, durationMs: elapsed() };
   const remaining = Math.max(1, limits.timeoutMs - elapsed());
   const answer = await post(url, body, headers, { ...limits, timeoutMs: remaining }, pinnedLookup(checked.address, checked.family), signal);
+  if (answer.error === TIMED_OUT) return { ...answer, error: `timed out after ${limits.timeoutMs} ms`, durationMs: elapsed() };
   return { ...answer, durationMs: elapsed() };
 }
 
@@ -67,7 +70,7 @@ function post(url: URL, body: string, headers: Record<string, string>, limits: S
       agent: false,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'decision-ledger-webhooks/1' },
     });
-    const timer = setTimeout(() => finish({ delivered: false, statusCode: null, error: `timed out after ${limits.timeoutMs} ms` }), limits.timeoutMs);
+    const timer = setTimeout(() => finish({ delivered: false, statusCode: null, error: TIMED_OUT }), limits.timeoutMs);
     const onAbort = () => finish({ delivered: false, statusCode: null, error: 'aborted: the service is stopping' });
     signal?.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err: NodeJS.ErrnoException) => finish({ delivered: false, statusCode: null, error: brief(`${err.code ?? 'error'}: ${err.message}`) }));

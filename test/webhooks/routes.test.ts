@@ -160,9 +160,10 @@ await forEachStore('webhook endpoints API', (kind) => {
       await rx.waitFor(() => rx.accepted.length >= 5);
       const seen: string[] = [];
       for (let cursor: string | null = null, i = 0; i === 0 || cursor !== null; i++) {
-        const res = await t.app.inject({ method: 'GET', url: `/v1/webhooks/${ep.id}/deliveries?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: h(`Bearer ${a.secret}`) });
+        const url = `/v1/webhooks/${ep.id}/deliveries?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`;
+        const res = await t.app.inject({ method: 'GET', url, headers: h(`Bearer ${a.secret}`) });
         assert.equal(res.statusCode, 200, res.body);
-        const page = res.json();
+        const page = res.json() as { data: { subject: string; status: string; attempts: { status_code: number; error: string | null }[] }[]; next_cursor: string | null };
         seen.push(...page.data.map((d: { subject: string }) => d.subject));
         for (const d of page.data) {
           assert.equal(d.status, 'delivered');
