@@ -126,3 +126,18 @@ export function testDeliverer(store: LedgerStore, opts: { env?: Record<string, s
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export type LoggedDelivery = { id: string; status: string; subject: string; attempt_count: number; next_attempt_at: string | null;
+  attempts: { status_code: number | null; error: string | null }[] };
+
+/** The endpoint's delivery log (newest first) once `until` holds of it: a receiver sees a delivery just before the deliverer logs it. */
+export async function deliveryLog(t: LedgerApp, apiKey: string, endpointId: string, until: (log: LoggedDelivery[]) => boolean = () => true): Promise<LoggedDelivery[]> {
+  for (let i = 0; ; i++) {
+    const res = await t.app.inject({ method: 'GET', url: `/v1/webhooks/${endpointId}/deliveries?limit=100`, headers: { authorization: `Bearer ${apiKey}` } });
+    if (res.statusCode !== 200) throw new Error(res.body);
+    const log = res.json().data as LoggedDelivery[];
+    if (until(log)) return log;
+    if (i > 500) throw new Error(`the delivery log never came to the expected state: ${res.body.slice(0, 500)}`);
+    await sleep(20);
+  }
+}

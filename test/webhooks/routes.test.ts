@@ -15,7 +15,7 @@ import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError } from '../api/record-helpers.ts';
 import { record } from '../log/helpers.ts';
-import { createEndpoint, startReceiver, testDeliverer, WEBHOOK_ENV, type Receiver } from './helpers.ts';
+import { createEndpoint, deliveryLog, startReceiver, testDeliverer, WEBHOOK_ENV, type Receiver } from './helpers.ts';
 
 type Endpoint = { name: string; scopes: Scope[]; request: (auth: string | null, id: string) => InjectOptions };
 const h = (auth: string | null, json = false) => ({ ...(auth === null ? {} : { authorization: auth }), ...(json ? { 'content-type': 'application/json' } : {}) });
@@ -158,6 +158,7 @@ await forEachStore('webhook endpoints API', (kind) => {
       secret = ep.secret;
       const ids = await record(t, a.secret, 5);
       await rx.waitFor(() => rx.accepted.length >= 5);
+      await deliveryLog(t, a.secret, ep.id, (log) => log.every((m) => m.status === 'delivered'));
       const seen: string[] = [];
       type Page = { data: { subject: string; status: string; attempts: { status_code: number; error: string | null }[] }[]; next_cursor: string | null };
       let cursor: string | null = null;
