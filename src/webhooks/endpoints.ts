@@ -7,7 +7,7 @@ import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import type { Keyring } from '../brokers/vault.ts';
-import { seal, unseal } from '../brokers/vault.ts';
+import { reseal, seal, unseal } from '../brokers/vault.ts';
 import type { DeliveryAttempt, WebhookEndpoint, WebhookEventType, WebhookMessage, WebhookStore } from '../store/webhook-port.ts';
 import { checkHost, checkUrlShape, type Resolve } from './address.ts';
 
@@ -143,4 +143,21 @@ export async function openSecret(keyring: () => Promise<Keyring>, endpoint: Webh
   const opened = unseal(await keyring(), secretAad(endpoint.id), endpoint.secret.sealed);
   if (!opened.ok) throw new Error(opened.error.message);
   return opened.value;
+}
+
+/**
+ * Re-seals every endpoint secret under the keyring's current version (`ledger master-key rotate`),
+ * so that older key versions can be dropped. Run again after a crash; answers how many changed.
+ */
+export async function resealSecrets(webhooks: WebhookStore, ring: Keyring): Promise<Result<number>> {
+  let problem: string | null = null;
+  const changed = await webhooks.resealSecrets((id, secret) => {
+    const r = reseal(ring, secretAad(id), secret.sealed);
+    if (!r.ok) {
+      problem ??= `webhook endpoint ${id}: ${r.error.message}`;
+      return null;
+    }
+    return r.value.changed ? { sealed: r.value.sealed, keyVersion: ring.current.version } : null;
+  });
+  return problem === null ? ok(changed) : fail(errors.internalError(problem));
 }

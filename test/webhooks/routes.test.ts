@@ -15,7 +15,10 @@ import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError } from '../api/record-helpers.ts';
 import { record } from '../log/helpers.ts';
-import { createEndpoint, deliveryLog, startReceiver, testDeliverer, WEBHOOK_ENV, type Receiver } from './helpers.ts';
+import { createEndpoint, deliveryLog, startReceiver, testDeliverer, testKeyring, WEBHOOK_ENV, type Receiver } from './helpers.ts';
+import { addKeyVersion, dropKeyVersions } from '../../src/brokers/vault.ts';
+import { webhookStoreOf } from '../../src/store/webhooks.ts';
+import { openSecret, resealSecrets } from '../../src/webhooks/endpoints.ts';
 
 type Endpoint = { name: string; scopes: Scope[]; request: (auth: string | null, id: string) => InjectOptions };
 const h = (auth: string | null, json = false) => ({ ...(auth === null ? {} : { authorization: auth }), ...(json ? { 'content-type': 'application/json' } : {}) });
@@ -179,6 +182,28 @@ await forEachStore('webhook endpoints API', (kind) => {
     } finally {
       await deliverer.stop();
       await rx.close();
+    }
+  });
+});
+
+await forEachStore('webhook secrets under master key rotation', (kind) => {
+  test('resealSecrets moves every secret to the new key version; it opens to the same secret, and a second run changes nothing', async () => {
+    const store = await kind.open();
+    const t = await testApp(store, { env: WEBHOOK_ENV });
+    try {
+      const a = await t.agent();
+      const ep = await createEndpoint(t, a.secret, 'https://example.com/r');
+      const old = await testKeyring()();
+      const ring = addKeyVersion(old);
+      const webhooks = webhookStoreOf(store);
+      assert.deepEqual(await resealSecrets(webhooks, ring), { ok: true, value: 1 });
+      assert.deepEqual(await resealSecrets(webhooks, ring), { ok: true, value: 0 });
+      const stored = (await webhooks.findEndpoint(ep.id))!;
+      assert.equal(stored.secret.keyVersion, 2);
+      const onlyNew = dropKeyVersions(ring, () => false);
+      assert.equal(await openSecret(async () => onlyNew, stored), ep.secret);
+    } finally {
+      await closeTestApp(t, kind);
     }
   });
 });
