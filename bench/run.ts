@@ -37,6 +37,13 @@ const SUITES: Record<string, Suite> = {
       return m.brokersBench(m.brokersOptions(args));
     },
   },
+  webhooks: {
+    usage: '[--rate 100] [--seconds 20] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./webhooks.ts');
+      return m.webhooksBench(m.webhooksOptions(args));
+    },
+  },
 };
 
 const argv = process.argv.slice(2);
