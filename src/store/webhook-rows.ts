@@ -98,8 +98,12 @@ export const UNANNOUNCED_ANCHORS_SQL = (p: (i: number) => string) => `
     AND NOT EXISTS (SELECT 1 FROM webhook_anchors_seen s WHERE s.tree_size = a.tree_size)
   ORDER BY a.tree_size LIMIT ${p(3)}`;
 
-/** The oldest pending message of each active endpoint, due at ($1 / ?) now, limit. */
+/**
+ * The oldest pending message of each active endpoint, due at ($1 / ?) now, limit. Driven by the
+ * endpoints (CROSS JOIN keeps SQLite's loop order): one index probe each, whatever the outbox holds.
+ */
 export const DUE_HEADS_SQL = (p: (i: number) => string) => `
-  SELECT m.* FROM webhook_endpoints e
-  JOIN webhook_messages m ON m.seq = (SELECT h.seq FROM webhook_messages h WHERE h.endpoint_id = e.id AND h.status = 'pending' ORDER BY h.seq LIMIT 1)
-  WHERE e.status = 'active' AND m.next_attempt_at <= ${p(1)} ORDER BY m.next_attempt_at, m.seq LIMIT ${p(2)}`;
+  SELECT m.* FROM (SELECT (SELECT h.seq FROM webhook_messages h WHERE h.endpoint_id = e.id AND h.status = 'pending' ORDER BY h.seq LIMIT 1) AS seq
+      FROM webhook_endpoints e WHERE e.status = 'active') heads
+  CROSS JOIN webhook_messages m
+  WHERE m.seq = heads.seq AND m.next_attempt_at <= ${p(1)} ORDER BY m.next_attempt_at, m.seq LIMIT ${p(2)}`;

@@ -1,7 +1,9 @@
 // The webhook sub-port on SQLite: the same database file as the SqliteStore (its connection).
 // One deliverer per database in this process (SQLite serves one process). Every write is an
-// IMMEDIATE transaction with synchronous=FULL: a fan-out's commit also makes durable every record
-// it read (the WAL is synced up to it), so nothing is ever delivered that a crash could take back.
+// IMMEDIATE transaction whose WAL fsync runs off the event loop (SqliteStore.writeOffLoop, as for
+// appends): at the deliverer's rate, an fsync per write on the JavaScript thread would stall every
+// request. A fan-out is durable before anything it wrote is sent, and its WAL sync also covers
+// every record it read, so nothing is ever delivered that a crash could take back.
 import type { Sealed } from '../broker-port.ts';
 import { RECORD_COLUMNS, recordFromRow, type Row } from '../rows.ts';
 import type { StoredRecord } from '../../domain/types.ts';
@@ -13,7 +15,7 @@ import {
   anchorEventFromRow, attemptFromRow, checkpointEventFromRow, CHECKPOINTS_AFTER_SQL, DUE_HEADS_SQL, ENDPOINT_COLUMNS, endpointFromRow,
   endpointParams, leafOwnerFromRow, messageFromRow, UNANNOUNCED_ANCHORS_SQL,
 } from '../webhook-rows.ts';
-import type { SqliteDatabase } from './driver.ts';
+import type { SqliteDatabase, SqliteStatement } from './driver.ts';
 import type { SqliteStore } from './store.ts';
 
 const q = () => '?';
@@ -99,18 +101,32 @@ export class SqliteWebhookStore implements WebhookStore {
     const key = this.store.path;
     if (held.has(key)) return null;
     held.add(key);
-    return new SqliteWebhookSession(this.db, () => held.delete(key));
+    return new SqliteWebhookSession(this.store, () => held.delete(key));
   }
 }
 
 class SqliteWebhookSession implements WebhookSession {
   private released = false;
+  /** Statements prepared once: the deliverer runs the same few many times a second. */
+  private readonly statements = new Map<string, SqliteStatement>();
 
-  constructor(private readonly db: SqliteDatabase, private readonly onRelease: () => void) {}
+  constructor(private readonly store: SqliteStore, private readonly onRelease: () => void) {}
+
+  private get db(): SqliteDatabase {
+    return this.store.db;
+  }
+
+  private prepare(sql: string): SqliteStatement {
+    const known = this.statements.get(sql);
+    if (known) return known;
+    const statement = this.db.prepare(sql);
+    this.statements.set(sql, statement);
+    return statement;
+  }
 
   private rows(sql: string, ...params: unknown[]): Row[] {
     if (this.released) throw new Error('the webhook deliverer session was released');
-    return this.db.prepare(sql).all(...params) as Row[];
+    return this.prepare(sql).all(...params) as Row[];
   }
 
   async cursor(): Promise<FanOutCursor | null> {
@@ -147,14 +163,14 @@ class SqliteWebhookSession implements WebhookSession {
 
   async fanOut(messages: readonly NewMessage[], cursor: FanOutCursor, announcedAnchors: readonly number[]): Promise<void> {
     const db = this.db;
-    db.transaction(() => {
-      const insert = db.prepare(`INSERT INTO webhook_messages (id, endpoint_id, agent_id, event_type, subject, payload, status, created_at, next_attempt_at)
+    await this.store.writeOffLoop(() => db.transaction(() => {
+      const insert = this.prepare(`INSERT INTO webhook_messages (id, endpoint_id, agent_id, event_type, subject, payload, status, created_at, next_attempt_at)
         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (endpoint_id, event_type, subject) DO NOTHING`);
       for (const m of messages) insert.run(m.id, m.endpointId, m.agentId, m.type, m.subject, m.payload, m.createdAt, m.createdAt);
-      const seen = db.prepare('INSERT INTO webhook_anchors_seen (tree_size) VALUES (?) ON CONFLICT (tree_size) DO NOTHING');
+      const seen = this.prepare('INSERT INTO webhook_anchors_seen (tree_size) VALUES (?) ON CONFLICT (tree_size) DO NOTHING');
       for (const size of announcedAnchors) seen.run(size);
-      db.prepare('UPDATE webhook_cursor SET record_sort_key = ?, checkpoint_size = ? WHERE id = 1').run(cursor.recordSortKey, cursor.checkpointSize);
-    }).immediate();
+      this.prepare('UPDATE webhook_cursor SET record_sort_key = ?, checkpoint_size = ? WHERE id = 1').run(cursor.recordSortKey, cursor.checkpointSize);
+    }).immediate());
   }
 
   async dueHeads(nowIso: string, limit: number, busy: ReadonlySet<string>): Promise<WebhookMessage[]> {
@@ -163,30 +179,30 @@ class SqliteWebhookSession implements WebhookSession {
 
   async recordAttempt(a: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
     const db = this.db;
-    db.transaction(() => {
-      db.prepare(`INSERT INTO webhook_attempts (message_id, attempt, endpoint_id, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?, ?)
+    await this.store.writeOffLoop(() => db.transaction(() => {
+      this.prepare(`INSERT INTO webhook_attempts (message_id, attempt, endpoint_id, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (message_id, attempt) DO NOTHING`).run(a.messageId, a.attempt, a.endpointId, a.startedAt, a.durationMs, a.statusCode, a.error);
       const next = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
       const deliveredAt = outcome.status === 'delivered' ? outcome.at : null;
-      db.prepare(`UPDATE webhook_messages SET status = ?, attempts = ?, first_attempt_at = COALESCE(first_attempt_at, ?), next_attempt_at = ?, delivered_at = ?
+      this.prepare(`UPDATE webhook_messages SET status = ?, attempts = ?, first_attempt_at = COALESCE(first_attempt_at, ?), next_attempt_at = ?, delivered_at = ?
         WHERE id = ? AND status = 'pending'`).run(outcome.status, a.attempt, a.startedAt, next, deliveredAt, a.messageId);
       if (outcome.status === 'failed' && outcome.disableEndpoint) {
-        db.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = ? WHERE id = ? AND status = 'active'")
+        this.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = ? WHERE id = ? AND status = 'active'")
           .run(outcome.at, a.endpointId);
       }
-    }).immediate();
+    }).immediate());
   }
 
   async prune(beforeIso: string, limit: number): Promise<number> {
     const db = this.db;
-    return db.transaction(() => {
-      const ids = (db.prepare("SELECT id FROM webhook_messages WHERE status <> 'pending' AND created_at < ? LIMIT ?").all(beforeIso, limit) as Row[]).map((r) => String(r.id));
+    return this.store.writeOffLoop(() => db.transaction(() => {
+      const ids = (this.prepare("SELECT id FROM webhook_messages WHERE status <> 'pending' AND created_at < ? LIMIT ?").all(beforeIso, limit) as Row[]).map((r) => String(r.id));
       if (ids.length === 0) return 0;
       const list = ids.map(q).join(', ');
       db.prepare(`DELETE FROM webhook_attempts WHERE message_id IN (${list})`).run(...ids);
       db.prepare(`DELETE FROM webhook_messages WHERE id IN (${list})`).run(...ids);
       return ids.length;
-    }).immediate();
+    }).immediate());
   }
 
   async release(): Promise<void> {
