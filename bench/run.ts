@@ -38,7 +38,7 @@ const SUITES: Record<string, Suite> = {
     },
   },
   webhooks: {
-    usage: '[--rate 100] [--seconds 20] [--no-postgres]',
+    usage: '[--rate 100] [--seconds 20] [--no-postgres] [--profile <dir>]',
     run: async (args) => {
       const m = await import('./webhooks.ts');
       return m.webhooksBench(m.webhooksOptions(args));

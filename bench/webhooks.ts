@@ -7,7 +7,7 @@
 //     so every event being retried); the writes' p99 against (a)'s, measured in the same run, as
 //     the baseline. Recording never waits on a delivery, so the ratio should stay near 1.
 //
-//   npm run bench -- webhooks [--rate 100] [--seconds 20] [--no-postgres]
+//   npm run bench -- webhooks [--rate 100] [--seconds 20] [--no-postgres] [--profile <dir>]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,15 +24,16 @@ import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type Be
 import { createAgents, DECISION } from './decision-load.ts';
 import { benchPath, fixed, integerFlag, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer } from './harness.ts';
 
-export type WebhooksBenchOptions = { rate: number; seconds: number; postgres: boolean };
+export type WebhooksBenchOptions = { rate: number; seconds: number; postgres: boolean; profile: string | null };
 
 export function webhooksOptions(argv: string[]): WebhooksBenchOptions {
   const v = suiteFlags(argv, {
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '20' },
     'no-postgres': { type: 'boolean', default: false },
+    profile: { type: 'string' },
   });
-  return { rate: integerFlag('rate', v.rate, 1), seconds: integerFlag('seconds', v.seconds, 1), postgres: !v['no-postgres'] };
+  return { rate: integerFlag('rate', v.rate, 1), seconds: integerFlag('seconds', v.seconds, 1), postgres: !v['no-postgres'], profile: v.profile ?? null };
 }
 
 const GOAL_LAG_P99_MS = 1000;
@@ -110,7 +111,7 @@ async function run(kind: Kind, o: WebhooksBenchOptions): Promise<Row> {
     server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, {
       LEDGER_LOG_KEY_FILE: logKey.value.source.path, LEDGER_LOG_ORIGIN: 'bench.test/log', LEDGER_MASTER_KEY: MASTER_KEY,
       LEDGER_WEBHOOKS_ALLOW_PRIVATE: 'true', LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000',
-    }));
+    }), o.profile);
     const tag = `wb${process.pid}-${Date.now().toString(36)}`;
     progress(`${storeName(kind)}: (a) ${o.rate} writes/s for ${o.seconds} s, receivers answering 204`);
     const healthy = await pacedWrites(server, agents, o.rate, o.seconds, `${tag}-a`);

@@ -114,7 +114,11 @@ export interface WebhookSession {
   fanOut(messages: readonly NewMessage[], cursor: FanOutCursor, announcedAnchors: readonly number[]): Promise<void>;
   /** The oldest pending message of each active endpoint, when it is due at `nowIso`; at most `limit`, none of `busy`. */
   dueHeads(nowIso: string, limit: number, busy: ReadonlySet<string>): Promise<WebhookMessage[]>;
-  /** One transaction: the attempt in the log, the message's new state, and the endpoint disabled when asked. */
+  /**
+   * One transaction: the attempt in the log, the message's new state, and the endpoint disabled
+   * when asked. It may answer before it is durable (no fsync waited for): a crash of the machine
+   * or the database can forget it, and the message is then sent again (at least once).
+   */
   recordAttempt(attempt: DeliveryAttempt, outcome: AttemptOutcome): Promise<void>;
   /** Deletes delivered and failed messages (and their attempts) created before `beforeIso`; answers how many. */
   prune(beforeIso: string, limit: number): Promise<number>;

@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import type { WebhookEndpoint, WebhookMessage, WebhookSession, WebhookStore } from '../store/webhook-port.ts';
 import type { FanOut } from './fanout.ts';
 import { nextAttemptMs, type RetryPolicy } from './schedule.ts';
-import { send, type SendLimits } from './send.ts';
+import { keepAliveAgents, send, type SendLimits } from './send.ts';
 
 export type DelivererOptions = {
   webhooks: WebhookStore;
@@ -49,6 +49,7 @@ export class Deliverer {
   private readonly secrets = new Map<string, string>();
   private lastPrune = 0;
   private readonly now: () => Date;
+  private readonly agents = keepAliveAgents();
 
   constructor(private readonly options: DelivererOptions) {
     this.now = options.now ?? (() => new Date());
@@ -75,6 +76,7 @@ export class Deliverer {
     await Promise.race([settled(), grace]);
     this.abort.abort();
     await settled();
+    this.agents.destroy();
     await this.session?.release();
     this.session = null;
   }
@@ -167,7 +169,7 @@ export class Deliverer {
     const sentAt = new Date();
     const signature = new Webhook(secret).sign(m.id, sentAt, m.payload);
     const headers = { 'webhook-id': m.id, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature };
-    return send(endpoint.url, m.payload, headers, this.options.limits, this.abort.signal);
+    return send(endpoint.url, m.payload, headers, { ...this.options.limits, agents: this.agents }, this.abort.signal);
   }
 
   private async secretOf(endpoint: WebhookEndpoint): Promise<string> {

@@ -14,7 +14,19 @@ export type SendLimits = {
   maxResponseBytes: number;
   allowPrivate: boolean;
   resolve?: Resolve;
+  /**
+   * Keep-alive agents, so one endpoint's deliveries share a connection. A pooled connection stays
+   * on the address checked when it was opened, and every request is checked again first.
+   */
+  agents?: { http: http.Agent; https: https.Agent };
 };
+
+/** Keep-alive agents for `SendLimits.agents`; destroy them when done. */
+export function keepAliveAgents(): { http: http.Agent; https: https.Agent; destroy: () => void } {
+  const options = { keepAlive: true, maxSockets: 4, maxFreeSockets: 64, timeout: 30_000 };
+  const agents = { http: new http.Agent(options), https: new https.Agent(options) };
+  return { ...agents, destroy: () => { agents.http.destroy(); agents.https.destroy(); } };
+}
 
 const TIMED_OUT = 'timed out';
 
@@ -54,12 +66,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
 function post(url: URL, body: string, headers: Record<string, string>, limits: SendLimits, lookup: LookupFunction, signal?: AbortSignal): Promise<Omit<SendResult, 'durationMs'>> {
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (r: Omit<SendResult, 'durationMs'>) => {
+    /** `reuse`: the answer was read to its end, so its connection may serve the next delivery. */
+    const finish = (r: Omit<SendResult, 'durationMs'>, reuse = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      req.destroy();
+      if (!reuse) req.destroy();
       resolve(r);
     };
     const client = url.protocol === 'https:' ? https : http;
@@ -67,7 +80,7 @@ function post(url: URL, body: string, headers: Record<string, string>, limits: S
     const req = client.request(url, {
       method: 'POST',
       lookup,
-      agent: false,
+      agent: (url.protocol === 'https:' ? limits.agents?.https : limits.agents?.http) ?? false,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': 'decision-ledger-webhooks/1' },
     });
     const timer = setTimeout(() => finish({ delivered: false, statusCode: null, error: TIMED_OUT }), limits.timeoutMs);
@@ -84,7 +97,7 @@ function post(url: URL, body: string, headers: Record<string, string>, limits: S
         // The answer's body is never used: past the limit the connection is simply dropped.
         if (read > limits.maxResponseBytes) finish({ delivered, statusCode: status, error });
       });
-      res.on('end', () => finish({ delivered, statusCode: status, error }));
+      res.on('end', () => finish({ delivered, statusCode: status, error }, true));
       res.on('error', () => finish({ delivered, statusCode: status, error }));
     });
     if (signal?.aborted) onAbort();

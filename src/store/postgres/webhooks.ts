@@ -137,9 +137,10 @@ class PostgresWebhookSession implements WebhookSession {
     return this.exclusive((q) => q(sql, params));
   }
 
-  private transaction(work: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<void>): Promise<void> {
+  /** `durable` false: the commit does not wait for the WAL flush (a database crash may forget it). */
+  private transaction(work: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<void>, durable = true): Promise<void> {
     return this.exclusive(async (q) => {
-      await q('BEGIN');
+      await q(durable ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
       try {
         await work(q);
         await q('COMMIT');
@@ -219,7 +220,7 @@ class PostgresWebhookSession implements WebhookSession {
       if (outcome.status === 'failed' && outcome.disableEndpoint) {
         await q("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = $1 WHERE id = $2 AND status = 'active'", [outcome.at, a.endpointId]);
       }
-    });
+    }, false);
   }
 
   async prune(beforeIso: string, limit: number): Promise<number> {

@@ -251,10 +251,11 @@ export class SqliteStore implements LedgerStore {
 
   /**
    * A write beside the record path (the webhook outbox): committed like an append, without an
-   * fsync on the event loop, then made durable off it. Durable when this resolves; the WAL sync
+   * fsync on the event loop, then made durable off it. Durable when this resolves (unless
+   * `durable` is false: then a power loss may forget it, a process crash does not); the WAL sync
    * also covers every commit before it.
    */
-  async writeOffLoop<T>(write: () => T): Promise<T> {
+  async writeOffLoop<T>(write: () => T, durable = true): Promise<T> {
     if (!this.walSync) return write();
     this.walSync.assertHealthy();
     await this.checkpointer?.beforeAppend();
@@ -266,7 +267,7 @@ export class SqliteStore implements LedgerStore {
       this.db.pragma('synchronous = FULL');
     }
     this.checkpointer?.afterAppend(1);
-    await this.walSync.sync();
+    if (durable) await this.walSync.sync();
     return result;
   }
 

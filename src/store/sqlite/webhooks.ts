@@ -190,7 +190,7 @@ class SqliteWebhookSession implements WebhookSession {
         this.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = ? WHERE id = ? AND status = 'active'")
           .run(outcome.at, a.endpointId);
       }
-    }).immediate());
+    }).immediate(), false);
   }
 
   async prune(beforeIso: string, limit: number): Promise<number> {
