@@ -112,6 +112,8 @@ export interface WebhookSession {
    * subject is kept), marks the anchors announced, and moves the cursor.
    */
   fanOut(messages: readonly NewMessage[], cursor: FanOutCursor, announcedAnchors: readonly number[]): Promise<void>;
+  /** The endpoint's oldest pending message, whether due or not. */
+  headOf(endpointId: string): Promise<WebhookMessage | null>;
   /** The oldest pending message of each active endpoint, when it is due at `nowIso`; at most `limit`, none of `busy`. */
   dueHeads(nowIso: string, limit: number, busy: ReadonlySet<string>): Promise<WebhookMessage[]>;
   /**

@@ -204,6 +204,11 @@ class PostgresWebhookSession implements WebhookSession {
     });
   }
 
+  async headOf(endpointId: string): Promise<WebhookMessage | null> {
+    const [row] = await this.rows("SELECT * FROM webhook_messages WHERE endpoint_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1", [endpointId]);
+    return row ? messageFromRow(row) : null;
+  }
+
   async dueHeads(nowIso: string, limit: number, busy: ReadonlySet<string>): Promise<WebhookMessage[]> {
     const rows = await this.rows(DUE_HEADS_SQL($), [nowIso, limit + busy.size]);
     return rows.map(messageFromRow).filter((m) => !busy.has(m.endpointId)).slice(0, limit);

@@ -173,6 +173,11 @@ class SqliteWebhookSession implements WebhookSession {
     }).immediate());
   }
 
+  async headOf(endpointId: string): Promise<WebhookMessage | null> {
+    const [row] = this.rows("SELECT * FROM webhook_messages WHERE endpoint_id = ? AND status = 'pending' ORDER BY seq LIMIT 1", endpointId);
+    return row ? messageFromRow(row) : null;
+  }
+
   async dueHeads(nowIso: string, limit: number, busy: ReadonlySet<string>): Promise<WebhookMessage[]> {
     return this.rows(DUE_HEADS_SQL(q), nowIso, limit + busy.size).map(messageFromRow).filter((m) => !busy.has(m.endpointId)).slice(0, limit);
   }
