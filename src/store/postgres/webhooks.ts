@@ -103,7 +103,11 @@ export class PostgresWebhookStore implements WebhookStore {
     try {
       await client.connect();
       const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [delivererLockKey(this.store.schema)]);
-      if (rows[0]?.locked === true) return session;
+      if (rows[0]?.locked === true) {
+        // Attempt logs commit without waiting for the WAL flush; fan-outs and prunes say otherwise.
+        await client.query('SET synchronous_commit = off');
+        return session;
+      }
     } catch {
       // unreachable database: no hold this time
     }
@@ -137,10 +141,10 @@ class PostgresWebhookSession implements WebhookSession {
     return this.exclusive((q) => q(sql, params));
   }
 
-  /** `durable` false: the commit does not wait for the WAL flush (a database crash may forget it). */
-  private transaction(work: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<void>, durable = true): Promise<void> {
+  /** A durable transaction (synchronous_commit on for it, whatever the session's default). */
+  private transaction(work: (q: (sql: string, params?: unknown[]) => Promise<Row[]>) => Promise<void>): Promise<void> {
     return this.exclusive(async (q) => {
-      await q(durable ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
+      await q('BEGIN; SET LOCAL synchronous_commit = on');
       try {
         await work(q);
         await q('COMMIT');
@@ -215,17 +219,20 @@ class PostgresWebhookSession implements WebhookSession {
   }
 
   async recordAttempt(a: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
-    await this.transaction(async (q) => {
-      await q(`INSERT INTO webhook_attempts (message_id, attempt, endpoint_id, started_at, duration_ms, status_code, error) VALUES ($1, $2, $3, $4, $5, $6, $7)
-        ON CONFLICT (message_id, attempt) DO NOTHING`, [a.messageId, a.attempt, a.endpointId, a.startedAt, a.durationMs, a.statusCode, a.error]);
-      const next = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
-      const deliveredAt = outcome.status === 'delivered' ? outcome.at : null;
-      await q(`UPDATE webhook_messages SET status = $1, attempts = $2, first_attempt_at = COALESCE(first_attempt_at, $3), next_attempt_at = $4, delivered_at = $5
-        WHERE id = $6 AND status = 'pending'`, [outcome.status, a.attempt, a.startedAt, next, deliveredAt, a.messageId]);
-      if (outcome.status === 'failed' && outcome.disableEndpoint) {
-        await q("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = $1 WHERE id = $2 AND status = 'active'", [outcome.at, a.endpointId]);
-      }
-    }, false);
+    const next = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
+    const deliveredAt = outcome.status === 'delivered' ? outcome.at : null;
+    const disableAt = outcome.status === 'failed' && outcome.disableEndpoint ? outcome.at : null;
+    // One statement (so one round trip on the shared connection), atomic as any statement is; the
+    // session commits without waiting for the WAL flush (synchronous_commit off, see tryDeliverer).
+    await this.rows(`WITH attempt AS (
+        INSERT INTO webhook_attempts (message_id, attempt, endpoint_id, started_at, duration_ms, status_code, error) VALUES ($1, $2, $3, $4, $5, $6, $7)
+        ON CONFLICT (message_id, attempt) DO NOTHING),
+      message AS (
+        UPDATE webhook_messages SET status = $8, attempts = $2, first_attempt_at = COALESCE(first_attempt_at, $4), next_attempt_at = $9, delivered_at = $10
+        WHERE id = $1 AND status = 'pending')
+      UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = $11
+      WHERE $11::text IS NOT NULL AND id = $3 AND status = 'active'`,
+    [a.messageId, a.attempt, a.endpointId, a.startedAt, a.durationMs, a.statusCode, a.error, outcome.status, next, deliveredAt, disableAt]);
   }
 
   async prune(beforeIso: string, limit: number): Promise<number> {
