@@ -7,6 +7,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
+import { canonicalJson, sha256Hex } from '../../src/core/index.ts';
+import { appendRecords } from '../../src/ledger/append.ts';
+import { systemClock } from '../../src/ledger/clock.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { webhookStoreOf } from '../../src/store/webhooks.ts';
 import { forEachStore, type StoreKind } from '../support/stores.ts';
@@ -83,6 +86,36 @@ await forEachStore('webhook delivery', (kind) => {
     } finally {
       await deliverer.stop();
       await rx.close();
+      await close();
+    }
+  });
+
+  test('execution.recorded: an execution appended as the broker sync does reaches the endpoints that take it, with its provenance', async () => {
+    const { store, t, close } = await fixture(kind);
+    const secrets: (string | null)[] = [null, null];
+    const [both, decisionsOnly] = await Promise.all([0, 1].map((i) => startReceiver(() => secrets[i]!)));
+    const deliverer = testDeliverer(store);
+    try {
+      const agent = await t.agent();
+      secrets[0] = (await createEndpoint(t, agent.secret, both!.url, ['decision.recorded', 'execution.recorded'])).secret;
+      secrets[1] = (await createEndpoint(t, agent.secret, decisionsOnly!.url, ['decision.recorded'])).secret;
+      const [decision] = await record(t, agent.secret, 1);
+      const content = canonicalJson({ agent: agent.handle, broker: 'alpaca', canon: 'canon_v1', symbol: 'AAPL', type: 'execution' });
+      const [outcome] = await appendRecords(store, [{
+        agentId: agent.agentId, agentHandle: agent.handle, type: 'execution', symbol: 'AAPL', content, contentHash: sha256Hex(content),
+        signature: null, linkToken: null, idempotency: null,
+      }], systemClock);
+      assert.equal(outcome!.kind, 'recorded');
+      await both!.waitFor(() => both!.accepted.length >= 2, 20_000, 'the decision and the execution');
+      await decisionsOnly!.waitFor(() => decisionsOnly!.accepted.length >= 1, 20_000, 'the decision');
+      assert.deepEqual(both!.accepted.map((d) => d.event.type), ['decision.recorded', 'execution.recorded']);
+      const execution = both!.accepted[1]!.event.data as { object: string; chain_seq: number; record: { provenance: string; broker: string } };
+      assert.deepEqual([execution.object, execution.chain_seq, execution.record.provenance, execution.record.broker], ['execution', 2, 'BROKER_SYNCED', 'alpaca']);
+      await sleep(200);
+      assert.deepEqual(decisionsOnly!.accepted.map((d) => d.event.data.id), [decision], 'an endpoint hears only the events it took');
+    } finally {
+      await deliverer.stop();
+      for (const rx of [both, decisionsOnly]) await rx!.close();
       await close();
     }
   });
