@@ -177,7 +177,7 @@ export async function webhooksBench(o: WebhooksBenchOptions): Promise<string> {
     markdownTable(['store', 'writes', 'write p99 ms', 'healthy write p99 ms', 'ratio', 'non-201', 'signatures rejected'],
       rows.map((r) => [storeName(r.kind), n(r.failingWrites), fixed(r.failingWriteP99, 1), fixed(r.writeP99, 1), fixed(r.failingWriteP99 / r.writeP99, 2), String(r.non201), String(r.rejected)])),
     '',
-    'Lag is measured in this process: the 201 read by the client to the delivery read by the receiver (both on loopback), so it includes the fan-out poll (50 ms), the',
+    'Lag is measured in this process: the 201 read by the client to the delivery read by the receiver (both on loopback), so it includes the fan-out poll (every 100 ms), the',
     'outbox writes and the signing. Each receiver verifies every delivery with standardwebhooks before it counts.',
     ...(notes.length > 0 ? ['', ...notes] : []),
   ].join('\n');

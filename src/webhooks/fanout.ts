@@ -16,8 +16,10 @@ import { EventBodies, recordEventType, type EventBody } from './events.ts';
 const nextUlid = monotonicFactory();
 export const messageId = (): string => 'msg_' + nextUlid();
 
-export type FanOutLimits = { records: number; checkpoints: number; anchors: number };
-export const FAN_OUT_LIMITS: FanOutLimits = { records: 500, checkpoints: 32, anchors: 16 };
+export type FanOutLimits = { records: number; checkpoints: number; anchors: number;
+  /** Checkpoints and anchors are looked for at most this often (checkpoints come every 250 ms at most). */
+  logEveryMs: number };
+export const FAN_OUT_LIMITS: FanOutLimits = { records: 500, checkpoints: 32, anchors: 16, logEveryMs: 250 };
 
 /** Active endpoints by agent, each with the events it takes. */
 class Subscribers {
@@ -37,6 +39,8 @@ class Subscribers {
 }
 
 export class FanOut {
+  private logReadAt = -Infinity;
+
   constructor(
     private readonly bodies: EventBodies,
     private readonly now: () => Date,
@@ -59,7 +63,9 @@ export class FanOut {
 
     let checkpointSize = cursor.checkpointSize;
     let checkpointsRead = 0;
-    for (const c of await session.checkpointsAfter(cursor.checkpointSize, this.limits.checkpoints)) {
+    const readLog = performance.now() - this.logReadAt >= this.limits.logEveryMs;
+    if (readLog) this.logReadAt = performance.now();
+    for (const c of readLog ? await session.checkpointsAfter(cursor.checkpointSize, this.limits.checkpoints) : []) {
       if (c.lastSortKey > recordSortKey) break; // its records first
       const takers = subscribers.agentsTaking('checkpoint.published');
       if (takers.length > 0) {
@@ -75,7 +81,7 @@ export class FanOut {
       checkpointsRead++;
     }
 
-    const anchors = await session.unannouncedAnchors(cursor.anchorFloor, checkpointSize, this.limits.anchors);
+    const anchors = readLog ? await session.unannouncedAnchors(cursor.anchorFloor, checkpointSize, this.limits.anchors) : [];
     for (const a of anchors) {
       for (const agentId of subscribers.agentsTaking('anchor.confirmed')) {
         const latest = await session.latestLeafOf(agentId, a.treeSize);
@@ -88,6 +94,8 @@ export class FanOut {
 
     const read = records.length + checkpointsRead + anchors.length;
     if (read > 0) await session.fanOut(messages, { ...cursor, recordSortKey, checkpointSize }, anchors.map((a) => a.treeSize));
+    // A full page of checkpoints: look again on the next turn.
+    if (checkpointsRead === this.limits.checkpoints) this.logReadAt = -Infinity;
     return read;
   }
 

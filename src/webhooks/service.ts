@@ -60,7 +60,7 @@ export function startDeliverer(input: {
     limits: { timeoutMs: config.timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, allowPrivate: config.allowPrivate, resolve: tuning.resolve },
     retry: { ...DEFAULT_RETRY, baseMs: config.retryBaseMs, ...(tuning.giveUpAfterMs === undefined ? {} : { giveUpAfterMs: tuning.giveUpAfterMs }) },
     concurrency: config.concurrency,
-    pollMs: tuning.pollMs ?? 50,
+    pollMs: tuning.pollMs ?? 100,
     holdRetryMs: tuning.holdRetryMs ?? 2_000,
     retentionMs: RETENTION_MS,
     stopGraceMs: tuning.stopGraceMs ?? 2_000,
