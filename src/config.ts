@@ -16,8 +16,12 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
+  market: MarketEnv;
   webhooks: WebhookConfig;
 };
+
+export type MarketEnv = Record<string, string | undefined>;
 
 /** Webhook delivery (issue 17, docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
 export type WebhookConfig = { allowPrivate: boolean; timeoutMs: number; retryBaseMs: number; concurrency: number };
@@ -91,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    market: marketEnv(env),
     webhooks: loadWebhookConfig(env),
   };
 }
@@ -104,6 +109,12 @@ function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
     retryBaseMs: integer(env, 'LEDGER_WEBHOOKS_RETRY_BASE_MS', 5_000, 10, 3_600_000),
     concurrency: integer(env, 'LEDGER_WEBHOOKS_CONCURRENCY', 8, 1, 256),
   };
+}
+
+const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;
+
+function marketEnv(env: NodeJS.ProcessEnv): MarketEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => MARKET_VARIABLE.test(name)));
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */
