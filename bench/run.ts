@@ -44,6 +44,13 @@ const SUITES: Record<string, Suite> = {
       return m.brokersBench(m.brokersOptions(args));
     },
   },
+  webhooks: {
+    usage: '[--rate 100] [--seconds 20] [--no-postgres] [--profile <dir>]',
+    run: async (args) => {
+      const m = await import('./webhooks.ts');
+      return m.webhooksBench(m.webhooksOptions(args));
+    },
+  },
   client: {
     usage: '[--rounds 12] [--decisions 200] [--warmup 1] [--no-postgres]',
     run: async (args) => {

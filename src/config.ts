@@ -20,9 +20,13 @@ export type Config = {
   anchor: AnchorConfig;
   /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
   market: MarketEnv;
+  webhooks: WebhookConfig;
 };
 
 export type MarketEnv = Record<string, string | undefined>;
+
+/** Webhook delivery (issue 17, docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
+export type WebhookConfig = { allowPrivate: boolean; timeoutMs: number; retryBaseMs: number; concurrency: number };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -96,6 +100,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
     market: marketEnv(env),
+    webhooks: loadWebhookConfig(env),
+  };
+}
+
+function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  const allow = env.LEDGER_WEBHOOKS_ALLOW_PRIVATE || 'false';
+  if (allow !== 'true' && allow !== 'false') throw new ConfigError(`LEDGER_WEBHOOKS_ALLOW_PRIVATE must be true or false, got ${JSON.stringify(allow)}`);
+  return {
+    allowPrivate: allow === 'true',
+    timeoutMs: integer(env, 'LEDGER_WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
+    retryBaseMs: integer(env, 'LEDGER_WEBHOOKS_RETRY_BASE_MS', 5_000, 10, 3_600_000),
+    concurrency: integer(env, 'LEDGER_WEBHOOKS_CONCURRENCY', 8, 1, 256),
   };
 }
 

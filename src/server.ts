@@ -10,6 +10,7 @@ import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
 import { selectMarketData } from './market/select.ts';
 import { pricingService } from './market/service.ts';
+import { startDeliverer, webhookKeyring } from './webhooks/service.ts';
 import { openReadReplica, openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
@@ -64,11 +65,14 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
   pricing.start();
   ledger.app.log.info(`market data: ${market.market.description}`);
+  const webhookLog = (level: 'info' | 'warn' | 'error', message: string) => ledger.app.log[level](message);
+  const webhooks = startDeliverer({ store, config: config.webhooks, keyring: webhookKeyring(config.brokers, webhookLog), baseUrl: config.baseUrl, log: webhookLog });
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await pricing.stop();
     await ledger.close();
+    await webhooks.stop();
     await anchoring.stop();
     await log.stop();
     await verifier.close();

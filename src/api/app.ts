@@ -41,6 +41,9 @@ import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 import { observationReads } from '../market/service.ts';
 import type { PricingStatus } from '../market/pricing.ts';
+import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
+import { webhookEndpoints, webhookKeyring } from '../webhooks/service.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export type { App } from './types.ts';
 
@@ -62,6 +65,8 @@ export type AppDeps = {
   pricingStatus?: () => PricingStatus;
   /** A read replica of `store` for the public reads (config.readDatabaseUrl). */
   readReplica?: LedgerStore | null;
+  /** Webhook endpoints; built from config, store and clock when omitted. */
+  webhooks?: WebhookEndpoints;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -128,6 +133,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
+  const webhooks = deps.webhooks ?? webhookEndpoints({
+    store, config: config.webhooks, clock, keyring: webhookKeyring(config.brokers, (level, message) => app.log[level](message)),
+  });
+  await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
   const badges = new Badges({ store, clock, performance: deps.performanceSummary ?? noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
   await app.register(badgeRoutes, { badges });

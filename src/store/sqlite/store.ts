@@ -268,6 +268,28 @@ export class SqliteStore implements LedgerStore {
     return appended.result;
   }
 
+  /**
+   * A write beside the record path (the webhook outbox): committed like an append, without an
+   * fsync on the event loop, then made durable off it. Durable when this resolves (unless
+   * `durable` is false: then a power loss may forget it, a process crash does not); the WAL sync
+   * also covers every commit before it.
+   */
+  async writeOffLoop<T>(write: () => T, durable = true): Promise<T> {
+    if (!this.walSync) return write();
+    this.walSync.assertHealthy();
+    await this.checkpointer?.beforeAppend();
+    this.db.pragma('synchronous = NORMAL');
+    let result: T;
+    try {
+      result = write();
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+    this.checkpointer?.afterAppend(1);
+    if (durable) await this.walSync.sync();
+    return result;
+  }
+
   /** Inside the IMMEDIATE transaction, which no other writer (of any process) shares. */
   private appendFacts(questions: AppendQuestions): AppendFacts {
     const statements = this.statements;
