@@ -2,7 +2,7 @@
 // Dependencies come in (store, clock, config) so tests run the real app on real databases.
 import Fastify, { type FastifySchema } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import { Redis } from 'ioredis';
@@ -18,7 +18,7 @@ import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
-import { SharedBudget, SnapshotLocalStore } from './rate-limit-store.ts';
+import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installStrictQueryIntegers } from './query.ts';
 import { ErrorBody } from './schemas.ts';
@@ -87,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
-  const { app, rateLimitsDegraded } = await createFastify(deps);
+  const { app, rateLimitsDegraded, writeBudget } = await createFastify(deps);
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
@@ -101,7 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const reads = new PublicReads(store, config.baseUrl);
 
   await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded });
-  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
+  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute, writeBudget });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 }
 
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
-async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean }> {
+async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore }> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -157,8 +157,8 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
   installJsonBody(app);
   installStrictQueryIntegers(app);
   await registerOpenApi(app, deps.config);
-  const rateLimitsShared = await registerRateLimits(app, deps.config);
-  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !rateLimitsShared() };
+  const limits = await registerRateLimits(app, deps.config);
+  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget };
 }
 
 async function registerOpenApi(app: App, config: Config): Promise<void> {
@@ -216,9 +216,12 @@ function redisReady(redis: Redis, ms: number): Promise<void> {
   });
 }
 
-/** Registers the limiter; answers whether budgets are shared between processes right now. */
-async function registerRateLimits(app: App, config: Config): Promise<() => boolean> {
-  let store: new (params: object) => FastifyRateLimitStore = SnapshotLocalStore;
+/**
+ * Registers the limiter (the public reads' budget); answers whether budgets are shared between
+ * processes right now, and gives the writes' budget, a store of the same kind.
+ */
+async function registerRateLimits(app: App, config: Config): Promise<{ isShared: () => boolean; writeBudget: RefundableStore }> {
+  let store: new (params: object) => RefundableStore = SnapshotLocalStore;
   let isShared = () => false;
   if (config.redisUrl) {
     const redis = rateLimitRedis(app, config.redisUrl);
@@ -239,7 +242,7 @@ async function registerRateLimits(app: App, config: Config): Promise<() => boole
     errorResponseBuilder: (_request, context) =>
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
-  return isShared;
+  return { isShared, writeBudget: new store({}) };
 }
 
 /**

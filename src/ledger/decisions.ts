@@ -61,6 +61,11 @@ export class DecisionService {
     return record && record.type === 'decision' && record.agentId === agent.id ? record : null;
   }
 
+  /** Whether `key` already recorded a decision of `agent` (a request with it is a replay or a conflict). */
+  async isRecordedKey(agent: Agent, key: string): Promise<boolean> {
+    return (await this.deps.store.findIdempotent(agent.id, key)) !== null;
+  }
+
   /** Waits for every accepted write to be committed (graceful shutdown). */
   drain(): Promise<void> {
     return this.queue.drain();
