@@ -70,7 +70,7 @@ export class SqliteStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
 
-  constructor(readonly path: string, checkpoints: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY) {
+  constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');

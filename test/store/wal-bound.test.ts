@@ -1,0 +1,81 @@
+// The SQLite WAL is bounded in bytes under bursts of large records (issue 16, finding 8: it grew
+// to 1.6 GB): a burst leaves it under 16 MiB once quiet, and two processes writing one file keep
+// it near the truncation bound (checkpointer.ts; the bounds are in docs/operations.md).
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { postDecision, testApp } from '../support/app.ts';
+import { assertChainVerifies } from '../api/record-helpers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ledger-wal-bound-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const MiB = 1024 * 1024;
+const walBytes = (path: string) => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+const quotes = '"'.repeat(60_000); // about 120 kB of content once escaped: the finding's records
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('after a burst of large records the WAL file returns under 16 MiB', async () => {
+  const path = join(dir, 'burst.db');
+  const store = new SqliteStore(path); // the default policy: the documented bounds
+  await store.migrate();
+  const t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000' } });
+  const agent = await t.agent();
+  let largest = 0;
+  const watch = setInterval(() => (largest = Math.max(largest, walBytes(path))), 5);
+  let next = 0;
+  const writer = async () => {
+    while (next < 500) {
+      const i = next++;
+      const res = await postDecision(t, agent.secret, { symbol: 'AAPL', action: 'BUY', metadata: { quotes, i } });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, writer));
+  clearInterval(watch);
+  assert.ok(largest > 16 * MiB, `the burst filled the WAL (${largest} bytes), or this test proves nothing`);
+  assert.ok(largest <= 64 * MiB + 8 * MiB, `during the burst the WAL stayed near 64 MiB: ${largest} bytes`);
+  let quiet = walBytes(path);
+  for (let waited = 0; waited < 10_000 && quiet > 16 * MiB; waited += 100) {
+    await sleep(100);
+    quiet = walBytes(path);
+  }
+  assert.ok(quiet <= 16 * MiB, `once quiet the WAL is back under 16 MiB: ${quiet} bytes`);
+  await assertChainVerifies(store, agent, 500);
+  await t.close();
+  await store.close();
+});
+
+function child(path: string, count: number, policy: object): { proc: ChildProcess; ready: Promise<void>; done: Promise<void> } {
+  const script = fileURLToPath(new URL('./wal-writer-child.ts', import.meta.url));
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, path, String(count), '32', JSON.stringify(policy)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout! });
+  const saw = (word: string) => new Promise<void>((resolve, reject) => {
+    lines.on('line', (l) => l === word && resolve());
+    proc.on('exit', (code) => reject(new Error(`the writer exited (${code}) before "${word}"`)));
+  });
+  return { proc, ready: saw('ready'), done: saw('done') };
+}
+
+test('two processes bursting into one file: the WAL stays near the truncation bound', async () => {
+  const path = join(dir, 'two.db');
+  const first = new SqliteStore(path);
+  await first.migrate();
+  await first.close();
+  // A small bound, so that a short burst crosses it many times.
+  const policy = { everyBytes: 2 * MiB, truncateAtBytes: 8 * MiB };
+  const writers = [child(path, 250, policy), child(path, 250, policy)];
+  await Promise.all(writers.map((w) => w.ready));
+  let largest = 0;
+  const watch = setInterval(() => (largest = Math.max(largest, walBytes(path))), 5);
+  for (const w of writers) w.proc.stdin!.write('go\n');
+  await Promise.all(writers.map((w) => w.done));
+  clearInterval(watch);
+  assert.ok(largest <= 3 * 8 * MiB, `the WAL stayed within 3× its 8 MiB bound: ${largest} bytes (60 MB were written)`);
+});
