@@ -6,6 +6,7 @@ import { registerOperatorCommands } from './operators.ts';
 import { registerVerifyCommand } from './verify.ts';
 import { registerBrokerCommands } from './brokers.ts';
 import { registerBackupCommand } from './backup.ts';
+import { registerMigrateCommand } from './migrate.ts';
 
 const program = new Command()
   .name('ledger')
@@ -42,6 +43,7 @@ registerOperatorCommands(program);
 registerVerifyCommand(program);
 registerBrokerCommands(program);
 registerBackupCommand(program);
+registerMigrateCommand(program);
 
 try {
   await program.parseAsync(process.argv);
