@@ -16,7 +16,15 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  metrics: MetricsConfig;
 };
+
+/**
+ * Prometheus metrics (GET /metrics): off, on the service's own port (LEDGER_METRICS=true), or on
+ * a listener of their own (LEDGER_METRICS_PORT, bound to LEDGER_METRICS_HOST), which keeps them
+ * off the public port.
+ */
+export type MetricsConfig = { enabled: boolean; port: number | null; host: string };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -87,7 +95,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    metrics: loadMetricsConfig(env, port),
   };
+}
+
+function loadMetricsConfig(env: NodeJS.ProcessEnv, servicePort: number): MetricsConfig {
+  const flag = env.LEDGER_METRICS ?? '';
+  if (!['', 'true', 'false'].includes(flag)) throw new ConfigError(`LEDGER_METRICS must be true or false, got ${JSON.stringify(flag)}`);
+  const port = env.LEDGER_METRICS_PORT ? integer(env, 'LEDGER_METRICS_PORT', 0, 0, 65535) : null;
+  if (port !== null && flag === 'false') throw new ConfigError('LEDGER_METRICS=false and LEDGER_METRICS_PORT contradict each other: unset one');
+  if (port !== null && port !== 0 && port === servicePort) throw new ConfigError(`LEDGER_METRICS_PORT must differ from PORT (${servicePort}); for metrics on the service's port, set LEDGER_METRICS=true instead`);
+  const host = env.LEDGER_METRICS_HOST || '127.0.0.1';
+  return { enabled: flag === 'true' || port !== null, port, host };
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */

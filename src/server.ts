@@ -9,6 +9,7 @@ import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
+import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
@@ -46,6 +47,8 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   });
   for (const note of keyNotes) ledger.app.log[note.level](note.message);
   const url = await ledger.app.listen({ port: config.port, host: config.host });
+  const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
+  if (metrics) ledger.app.log.info(`metrics on ${metrics.url}`);
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
   const log = startIntegrator(store, logKey, {
@@ -56,6 +59,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await ledger.close();
+    await metrics?.close();
     await anchoring.stop();
     await log.stop();
     await verifier.close();

@@ -36,6 +36,7 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 
 export type { App } from './types.ts';
 
@@ -53,7 +54,14 @@ export type AppDeps = {
   brokers?: BrokerConnections;
 };
 
-export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
+export type LedgerApp = {
+  app: App;
+  decisions: DecisionService;
+  brokers: BrokerConnections;
+  /** Null unless metrics are configured; served on the app's port unless they have one of their own (server.ts). */
+  metrics: Metrics | null;
+  close: () => Promise<void>;
+};
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
 function validatorCompiler() {
@@ -87,14 +95,20 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
-  const { app, rateLimitsDegraded, writeBudget } = await createFastify(deps);
+  const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(deps);
+  const metrics = config.metrics.enabled ? new Metrics() : null;
+  metrics?.install(app);
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
   });
 
-  const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
+  const decisions = deps.decisions ?? new DecisionService({
+    store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature, ...(metrics ? { observeCommits: metrics.observeCommit } : {}),
+  });
+  metrics?.connect({ store, queueDepth: () => decisions.queueDepth, redis });
+  if (metrics && config.metrics.port === null) metricsRoute(app, metrics);
   const operators = new Operators(store, clock);
 
   const authenticate = authenticator(store);
@@ -121,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     app,
     decisions,
     brokers,
+    metrics,
     close: async () => {
       closing = true;
       await closeGracefully(app);
@@ -131,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 }
 
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
-async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore }> {
+async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -158,7 +173,7 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
   installStrictQueryIntegers(app);
   await registerOpenApi(app, deps.config);
   const limits = await registerRateLimits(app, deps.config);
-  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget };
+  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget, redis: limits.redis };
 }
 
 async function registerOpenApi(app: App, config: Config): Promise<void> {
@@ -220,9 +235,10 @@ function redisReady(redis: Redis, ms: number): Promise<void> {
  * Registers the limiter (the public reads' budget); answers whether budgets are shared between
  * processes right now, and gives the writes' budget, a store of the same kind.
  */
-async function registerRateLimits(app: App, config: Config): Promise<{ isShared: () => boolean; writeBudget: RefundableStore }> {
+async function registerRateLimits(app: App, config: Config): Promise<{ isShared: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   let store: new (params: object) => RefundableStore = SnapshotLocalStore;
   let isShared = () => false;
+  let health: MetricsSources['redis'] = null;
   if (config.redisUrl) {
     const redis = rateLimitRedis(app, config.redisUrl);
     let lastError = '';
@@ -233,6 +249,7 @@ async function registerRateLimits(app: App, config: Config): Promise<{ isShared:
     });
     store = budget.storeClass();
     isShared = () => budget.isShared;
+    health = { ready: () => redis.status === 'ready', shared: isShared, fallbacks: () => budget.fallbacks };
     await redisReady(redis, REDIS_START_WAIT_MS); // shared from the first request when Redis is up
   }
   await app.register(rateLimit, {
@@ -242,7 +259,7 @@ async function registerRateLimits(app: App, config: Config): Promise<{ isShared:
     errorResponseBuilder: (_request, context) =>
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
-  return { isShared, writeBudget: new store({}) };
+  return { isShared, writeBudget: new store({}), redis: health };
 }
 
 /**

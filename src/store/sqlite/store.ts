@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -118,6 +118,12 @@ export class SqliteStore implements LedgerStore {
 
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+  }
+
+  gauges(): StoreGauges {
+    if (!this.walSync || !this.checkpointer) return {};
+    const { runs, truncates } = this.checkpointer.stats;
+    return { wal: { bytes: this.checkpointer.walBytes(), fsyncs: this.walSync.stats.syncs, fsyncSeconds: this.walSync.stats.seconds, checkpoints: runs, truncates } };
   }
 
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
