@@ -39,6 +39,7 @@ const cases: { name: string; args?: string[]; env: Record<string, string>; names
   { name: 'LEDGER_ADMIN_TOKEN too short', env: { LEDGER_ADMIN_TOKEN: 'short' }, names: /LEDGER_ADMIN_TOKEN/ },
   { name: 'LEDGER_WRITE_LIMIT_PER_MIN=0', env: { LEDGER_WRITE_LIMIT_PER_MIN: '0' }, names: /LEDGER_WRITE_LIMIT_PER_MIN/ },
   { name: 'LEDGER_REDIS_URL with http:', env: { LEDGER_REDIS_URL: 'http://127.0.0.1:6379' }, names: /LEDGER_REDIS_URL/ },
+  { name: 'LEDGER_METRICS_PORT equal to PORT', env: { PORT: '18081', LEDGER_METRICS_PORT: '18081' }, names: /LEDGER_METRICS_PORT/ },
   { name: 'an SQLite path that cannot be created', env: { LEDGER_DATABASE_URL: `sqlite:${join(dir, 'a-file', 'ledger.db')}` }, names: /database|ledger\.db/i },
   { name: 'an unreachable PostgreSQL', env: { LEDGER_DATABASE_URL: 'postgres://nobody:s3cret-pass@127.0.0.1:1/ledger' }, names: /database/i },
 ];
