@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { COPIED_TABLES, NOT_COPIED, copySqliteToPostgres, sqliteTables } from '../../src/store/copy.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import Database from '../../src/store/sqlite/driver.ts';
 import { openStore } from '../../src/store/open.ts';
 import { testApp } from '../support/app.ts';
 import { dropPostgresSchema, freshPostgresUrl, skipUnless } from '../support/services.ts';
@@ -66,6 +67,31 @@ async function verifiedExport(databaseUrl: string, handle: string): Promise<stri
   }
 }
 
+/**
+ * One row in each broker table and an anchor of the first checkpoint, written as the broker and
+ * anchor wings would (their own tests cover how): so every table, bytea columns included, is copied.
+ */
+function addBrokerAndAnchorRows(path: string): void {
+  const db = new Database(path);
+  try {
+    const agent = db.prepare('SELECT id FROM agents ORDER BY id LIMIT 1').pluck().get() as string;
+    const record = db.prepare("SELECT id FROM records WHERE type = 'execution' LIMIT 1").pluck().get() as string;
+    const checkpoint = db.prepare('SELECT tree_size, hex(root) AS root FROM log_checkpoints ORDER BY tree_size LIMIT 1').get() as { tree_size: number; root: string };
+    const at = '2026-11-23T12:00:00.000Z';
+    db.prepare(`INSERT INTO broker_connections (id, agent_id, kind, environment, status, credentials, key_version, accounts, external_id, cursor, last_sync, progress, last_error, state_hash, state_expires_at, created_at, updated_at, disconnected_at)
+      VALUES ('brk_copytest', ?, 'alpaca', 'paper', 'active', 'sealed:v1:abc', 1, '["PA1"]', NULL, '{"after":"2026-11-01"}', ?, NULL, NULL, NULL, NULL, ?, ?, NULL)`).run(agent, at, at, at);
+    db.prepare("INSERT INTO broker_users (agent_id, kind, user_id, secret, key_version, created_at) VALUES (?, 'snaptrade', 'user-1', 'sealed:v1:def', 1, ?)").run(agent, at);
+    db.prepare(`INSERT INTO broker_fills (agent_id, fill_key, connection_id, record_id, order_key, broker_order_id, symbol, side, quantity, cumulative_quantity, decision_id, link_method)
+      VALUES (?, 'fill-1', 'brk_copytest', ?, 'order-1', 'o-1', 'MSFT', 'buy', '3', '3', NULL, NULL)`).run(agent, record);
+    db.prepare("INSERT INTO broker_snapshots (connection_id, agent_id, taken_at, positions, balances, reconciliation) VALUES ('brk_copytest', ?, ?, '[]', '{}', '{}')").run(agent, at);
+    db.prepare(`INSERT INTO log_anchors (tree_size, root, digest, ots, status, calendars, block_height, block_hash, block_merkle_root, block_time, created_at, last_attempt_at, last_error, attempts, next_attempt_at)
+      VALUES (?, ?, ?, ?, 'pending', '[]', NULL, NULL, NULL, NULL, ?, NULL, NULL, 0, NULL)`).run(checkpoint.tree_size, checkpoint.root.toLowerCase(), Buffer.from(checkpoint.root, 'hex'), Buffer.from([0x00, 0x4f, 0x70, 0xff, 0x00]), at);
+    db.prepare('UPDATE log_anchor_state SET calendars_unreachable_since = ? WHERE id = 1').run(at);
+  } finally {
+    db.close();
+  }
+}
+
 const headLine = (out: string) => /published head: seq \d+, chain_hash [0-9a-f]{64}/.exec(out)?.[0];
 
 describe('SQLite to PostgreSQL', { skip: pgSkip }, () => {
@@ -83,6 +109,7 @@ describe('SQLite to PostgreSQL', { skip: pgSkip }, () => {
     assert.equal(await integrator.integratePending(), 2106);
     await integrator.stop();
     await f.close();
+    addBrokerAndAnchorRows(sqliteUrl.slice('sqlite:'.length));
     target = freshPostgresUrl();
   });
   after(async () => {
@@ -98,6 +125,9 @@ describe('SQLite to PostgreSQL', { skip: pgSkip }, () => {
     assert.match(run.out, /copying log_checkpoints: \d+ of \d+ rows \(100%\)/);
     assert.match(run.out, /verified: each table read back in key order on both sides has the same rows/);
     assert.match(run.out, /log_tiles\s+\d+ rows\s+sha256 [0-9a-f]{16}/);
+    for (const table of ['broker_connections', 'broker_users', 'broker_fills', 'broker_snapshots', 'log_anchors', 'log_anchor_state']) {
+      assert.match(run.out, new RegExp(`${table}\\s+1 rows`), `${table} was copied`);
+    }
 
     const fromSqlite = await verifiedExport(sqliteUrl, f.handle);
     const fromPostgres = await verifiedExport(target, f.handle);
