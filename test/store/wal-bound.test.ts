@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import Database from '../../src/store/sqlite/driver.ts';
 import { postDecision, testApp } from '../support/app.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
 
@@ -80,4 +81,34 @@ test('two processes bursting into one file: the WAL stays near the truncation bo
   clearInterval(watch);
   t0.diagnostic(`largest WAL ${(largest / MiB).toFixed(1)} MiB`);
   assert.ok(largest <= 3 * 8 * MiB, `the WAL stayed within 3× its 8 MiB bound: ${largest} bytes (60 MB were written)`);
+});
+
+test('a reader holding an old snapshot delays truncation but never holds appends long', async (t0) => {
+  const path = join(dir, 'reader.db');
+  const store = new SqliteStore(path, { everyBytes: 1 * MiB, truncateAtBytes: 2 * MiB, idleMs: 200 });
+  await store.migrate();
+  const t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000' } });
+  const agent = await t.agent();
+  const reader = new Database(path);
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM records').get(); // holds this snapshot until COMMIT
+  let slowest = 0;
+  for (let i = 0; i < 120; i++) {
+    const started = performance.now();
+    const res = await postDecision(t, agent.secret, { symbol: 'AAPL', action: 'BUY', metadata: { quotes, i } });
+    slowest = Math.max(slowest, performance.now() - started);
+    assert.equal(res.statusCode, 201, res.body);
+  }
+  t0.diagnostic(`slowest write beside the reader ${slowest.toFixed(0)} ms; WAL ${(walBytes(path) / MiB).toFixed(1)} MiB`);
+  assert.ok(slowest < 2_000, `no write waited long on the reader: ${slowest} ms`);
+  reader.exec('COMMIT');
+  reader.close();
+  let quiet = walBytes(path);
+  for (let waited = 0; waited < 10_000 && quiet > 1 * MiB; waited += 100) {
+    await sleep(100);
+    quiet = walBytes(path);
+  }
+  assert.ok(quiet <= 1 * MiB, `once the reader is gone and writes are quiet, the WAL is emptied: ${quiet} bytes`);
+  await t.close();
+  await store.close();
 });

@@ -58,6 +58,8 @@ export class Checkpointer {
   private draining = false;
   private failed = false;
   private walAtStart = 0;
+  /** After a TRUNCATE a reader kept from finishing: not tried again before the WAL grows by everyBytes. */
+  private truncateRetryAt = 0;
   private idle: NodeJS.Timeout | null = null;
   private readonly policy: CheckpointPolicy;
   /** Checkpoints finished so far, how many of them were drains, and how many truncated the WAL. */
@@ -97,7 +99,7 @@ export class Checkpointer {
     if (this.failed) return;
     this.appendedSinceStart += count;
     const wal = this.walBytes();
-    if (wal >= this.policy.truncateAtBytes) this.truncateNeeded = true;
+    if (wal >= Math.max(this.policy.truncateAtBytes, this.truncateRetryAt)) this.truncateNeeded = true;
     const due = this.appendedSinceStart >= this.policy.every || wal - this.walAtStart >= this.policy.everyBytes;
     if (due && !this.running && !this.drainNeeded && !this.truncateNeeded) void this.checkpoint('PASSIVE');
     this.armIdle();
@@ -111,7 +113,9 @@ export class Checkpointer {
         this.idle = null;
         if (this.failed || this.walBytes() <= this.policy.everyBytes) return;
         if (this.running) return this.armIdle();
-        void this.checkpoint('TRUNCATE', true);
+        void this.checkpoint('TRUNCATE', true).then((result) => {
+          if (result && result.busy !== 0) this.armIdle(); // a reader held it: try again after another quiet spell
+        });
       }, this.policy.idleMs);
       this.idle.unref();
     }
@@ -141,6 +145,7 @@ export class Checkpointer {
         this.stats.runs++;
         if (drain) this.stats.drains++;
         if (mode === 'TRUNCATE' && result.busy === 0) this.stats.truncates++;
+        if (mode === 'TRUNCATE') this.truncateRetryAt = result.busy === 0 ? 0 : this.walBytes() + this.policy.everyBytes;
       }
       this.drainNeeded = !drain && result !== null && result.log >= this.policy.drainAtFrames && result.checkpointed < result.log;
       this.walAtStart = Math.min(this.walAtStart, this.walBytes());
