@@ -17,6 +17,8 @@ export type Config = {
   brokers: BrokerConfig;
   anchor: AnchorConfig;
   metrics: MetricsConfig;
+  /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
+  market: MarketEnv;
 };
 
 /**
@@ -25,6 +27,8 @@ export type Config = {
  * off the public port.
  */
 export type MetricsConfig = { enabled: boolean; port: number | null; host: string };
+
+export type MarketEnv = Record<string, string | undefined>;
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -96,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
     metrics: loadMetricsConfig(env, port),
+    market: marketEnv(env),
   };
 }
 
@@ -107,6 +112,12 @@ function loadMetricsConfig(env: NodeJS.ProcessEnv, servicePort: number): Metrics
   if (port !== null && port !== 0 && port === servicePort) throw new ConfigError(`LEDGER_METRICS_PORT must differ from PORT (${servicePort}); for metrics on the service's port, set LEDGER_METRICS=true instead`);
   const host = env.LEDGER_METRICS_HOST || '127.0.0.1';
   return { enabled: flag === 'true' || port !== null, port, host };
+}
+
+const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;
+
+function marketEnv(env: NodeJS.ProcessEnv): MarketEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => MARKET_VARIABLE.test(name)));
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */

@@ -2,12 +2,14 @@
 // gracefully on SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
 import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
+import { selectMarketData } from './market/select.ts';
+import { pricingService } from './market/service.ts';
 import { openStore, redactUrl } from './store/open.ts';
 import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
@@ -26,6 +28,8 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
 }
 
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
+  const market = selectMarketData(config.market);
+  if (!market.ok) throw new ConfigError(market.error);
   const store = await openMigrated(config.databaseUrl);
   // The key is loaded before the app (which publishes its vkey) and its logger exist: what it says is logged once they do.
   const keyNotes: { level: 'info' | 'warn'; message: string }[] = [];
@@ -38,7 +42,9 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     throw err;
   });
   const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
+  const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message));
   const ledger = await buildApp({
+    pricingStatus: () => pricing.status(),
     store,
     config,
     checkSignature: signatureChecker(store, verifier.verify),
@@ -55,9 +61,12 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
   });
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
+  pricing.start();
+  ledger.app.log.info(`market data: ${market.market.description}`);
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
+    await pricing.stop();
     await ledger.close();
     await metrics?.close();
     await anchoring.stop();

@@ -7,6 +7,7 @@ import { registerVerifyCommand } from './verify.ts';
 import { registerBrokerCommands } from './brokers.ts';
 import { registerBackupCommand } from './backup.ts';
 import { registerMigrateCommand } from './migrate.ts';
+import { registerMcpCommands } from './mcp.ts';
 
 const program = new Command()
   .name('ledger')
@@ -44,6 +45,7 @@ registerVerifyCommand(program);
 registerBrokerCommands(program);
 registerBackupCommand(program);
 registerMigrateCommand(program);
+registerMcpCommands(program);
 
 try {
   await program.parseAsync(process.argv);

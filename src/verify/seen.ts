@@ -5,7 +5,7 @@
 // unchanged. The feed is read BEFORE the chain, so a record it lists existed when the chain was
 // read: appends alone can never make this check fail.
 import { readFile } from 'node:fs/promises';
-import { UnusableInput } from './sources.ts';
+import { UnusableInput } from './documents.ts';
 
 export type SeenRecord = { agent: string; seq: number; chainHash: string; from: string };
 

@@ -34,6 +34,16 @@ export type LedgerPageQuery = {
   includeDemo: boolean;
 };
 
+/**
+ * What a wing adds to an export, outside every hashed byte (the market wing's price observations):
+ * members of the header (they name the export's content, so they count in its ETag), and for each
+ * page of records the text each record's line gains (`,"name":value`, or '').
+ */
+export type ExportAnnotations = {
+  header(agentId: string, throughSeq: number): Promise<Record<string, unknown>>;
+  page(records: readonly StoredRecord[]): Promise<(r: StoredRecord) => string>;
+};
+
 /** A JSON body built as text, with what the HTTP layer needs to cache it. */
 export type JsonText = { body: string };
 
@@ -261,12 +271,13 @@ export class PublicReads {
    * head read at the start. Records are read EXPORT_PAGE at a time, one page per yielded chunk,
    * so memory stays flat however long the chain is. `etag` names the export's content.
    */
-  async export(handle: string): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+  async export(handle: string, annotations?: ExportAnnotations): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
     const found = await this.agent(handle, 'agent');
     if (!found.ok) return found;
     const agent = found.value;
     const head = await this.store.chainHead(agent.id);
     const keys = await this.store.listSigningKeys(agent.id);
+    const extra = annotations ? await annotations.header(agent.id, head.seq) : {};
     const header = {
       object: 'export',
       format: EXPORT_FORMAT,
@@ -277,6 +288,7 @@ export class PublicReads {
       head: headView(head),
       records: head.seq,
       chain_url: this.urls.chainUrl(agent.handle),
+      ...extra,
     };
     const headerText = JSON.stringify(header);
     const etag = `W/"${sha256Hex(headerText).slice(0, 32)}"`;
@@ -284,8 +296,9 @@ export class PublicReads {
     async function* lines(): AsyncGenerator<string> {
       yield headerText + '\n';
       for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE)) {
+        const more = annotations ? await annotations.page(page) : () => '';
         let chunk = '';
-        for (const r of page) chunk += recordJson(r, { payloads: true, document: false }) + '\n';
+        for (const r of page) chunk += recordJson(r, { payloads: true, document: false }, more(r)) + '\n';
         yield chunk;
       }
     }
