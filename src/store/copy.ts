@@ -15,9 +15,10 @@ import { PostgresStore, parsePostgresUrl } from './postgres/store.ts';
 
 /**
  * The tables copied, parents before children (foreign keys). `seeded`: the migrations insert
- * its rows, which the copy replaces.
+ * its rows, which the copy replaces. `derived`: triggers fill it from the tables copied before
+ * it, on both stores; it is not written, only compared.
  */
-export const COPIED_TABLES: readonly { name: string; seeded?: true }[] = [
+export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: true }[] = [
   { name: 'agents' },
   { name: 'api_keys' },
   { name: 'signing_keys' },
@@ -34,6 +35,11 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true }[] = [
   { name: 'log_checkpoints' },
   { name: 'log_anchors' },
   { name: 'log_anchor_state', seeded: true },
+  { name: 'price_observations' },
+  { name: 'price_counts', derived: true },
+  { name: 'price_scan' },
+  { name: 'market_closes' },
+  { name: 'performance_reports' },
 ];
 
 /** SQLite tables that are not ledger data: each store keeps its own. */
@@ -50,7 +56,7 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 const PG_MAX_PARAMS = 65_535;
 
 type Column = { name: string; pgType: string };
-type Table = { name: string; seeded: boolean; columns: Column[]; key: string[] };
+type Table = { name: string; seeded: boolean; derived: boolean; columns: Column[]; key: string[] };
 
 const quoteId = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -72,7 +78,7 @@ export async function copySqliteToPostgres(sqlitePath: string, postgresUrl: stri
     await client.query('BEGIN');
     const tables = await describeTables(source, client);
     await refuseNonEmpty(client, tables);
-    for (const table of tables) await copyTable(source, client, table, progress);
+    for (const table of tables) if (!table.derived) await copyTable(source, client, table, progress);
     const reports = await compare(source, client, tables);
     await client.query('COMMIT');
     return reports;
@@ -102,7 +108,7 @@ function checkCoverage(source: SqliteDatabase): void {
 
 async function describeTables(source: SqliteDatabase, client: pg.Client): Promise<Table[]> {
   const tables: Table[] = [];
-  for (const { name, seeded } of COPIED_TABLES) {
+  for (const { name, seeded, derived } of COPIED_TABLES) {
     const info = source.prepare(`SELECT name, pk FROM pragma_table_info(?)`).all(name) as { name: string; pk: number }[];
     const pgTypes = new Map(((await client.query(
       'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1', [name])).rows as { column_name: string; data_type: string }[])
@@ -115,7 +121,7 @@ async function describeTables(source: SqliteDatabase, client: pg.Client): Promis
     });
     const key = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
     if (key.length === 0) throw new CopyRefused(`${name} has no primary key to copy and compare it in order`);
-    tables.push({ name, seeded: seeded === true, columns, key });
+    tables.push({ name, seeded: seeded === true, derived: derived === true, columns, key });
   }
   return tables;
 }

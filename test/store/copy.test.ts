@@ -68,8 +68,8 @@ async function verifiedExport(databaseUrl: string, handle: string): Promise<stri
 }
 
 /**
- * One row in each broker table and an anchor of the first checkpoint, written as the broker and
- * anchor wings would (their own tests cover how): so every table, bytea columns included, is copied.
+ * One row in each broker, anchor and market table, written as those wings would (their own tests
+ * cover how): so every table, bytea columns and trigger-kept counts included, is copied with rows.
  */
 function addBrokerAndAnchorRows(path: string): void {
   const db = new Database(path);
@@ -87,6 +87,12 @@ function addBrokerAndAnchorRows(path: string): void {
     db.prepare(`INSERT INTO log_anchors (tree_size, root, digest, ots, status, calendars, block_height, block_hash, block_merkle_root, block_time, created_at, last_attempt_at, last_error, attempts, next_attempt_at)
       VALUES (?, ?, ?, ?, 'pending', '[]', NULL, NULL, NULL, NULL, ?, NULL, NULL, 0, NULL)`).run(checkpoint.tree_size, checkpoint.root.toLowerCase(), Buffer.from(checkpoint.root, 'hex'), Buffer.from([0x00, 0x4f, 0x70, 0xff, 0x00]), at);
     db.prepare('UPDATE log_anchor_state SET calendars_unreachable_since = ? WHERE id = 1').run(at);
+    const decision = db.prepare("SELECT id, agent_id, chain_seq, sort_key, recorded_at FROM records WHERE type = 'decision' ORDER BY sort_key LIMIT 1").get() as { id: string; agent_id: string; chain_seq: number; sort_key: string; recorded_at: string };
+    db.prepare(`INSERT INTO price_observations (record_id, agent_id, chain_seq, symbol, asked_at, observed_at, source, feed, synthetic, status, price, provider_time, age_ms, stale, reason)
+      VALUES (?, ?, ?, 'AAPL', ?, ?, 'synthetic', NULL, 1, 'priced', '187.25', ?, 1200, 0, NULL)`).run(decision.id, decision.agent_id, decision.chain_seq, decision.recorded_at, decision.recorded_at, decision.recorded_at);
+    db.prepare('INSERT INTO price_scan (id, sort_key) VALUES (1, ?)').run(decision.sort_key);
+    db.prepare("INSERT INTO market_closes (source, symbol, date, close) VALUES ('synthetic', 'AAPL', '2026-11-20', '186.5')").run();
+    db.prepare("INSERT INTO performance_reports (agent_id, portfolio, through_seq, as_of, computed_at, report) VALUES (?, 'model', 1, '2026-11-20', ?, '{}')").run(decision.agent_id, at);
   } finally {
     db.close();
   }
@@ -125,7 +131,8 @@ describe('SQLite to PostgreSQL', { skip: pgSkip }, () => {
     assert.match(run.out, /copying log_checkpoints: \d+ of \d+ rows \(100%\)/);
     assert.match(run.out, /verified: each table read back in key order on both sides has the same rows/);
     assert.match(run.out, /log_tiles\s+\d+ rows\s+sha256 [0-9a-f]{16}/);
-    for (const table of ['broker_connections', 'broker_users', 'broker_fills', 'broker_snapshots', 'log_anchors', 'log_anchor_state']) {
+    for (const table of ['broker_connections', 'broker_users', 'broker_fills', 'broker_snapshots', 'log_anchors', 'log_anchor_state',
+      'price_observations', 'price_counts', 'price_scan', 'market_closes', 'performance_reports']) {
       assert.match(run.out, new RegExp(`${table}\\s+1 rows`), `${table} was copied`);
     }
 
