@@ -12,6 +12,7 @@ import { selectMarketData } from './market/select.ts';
 import { pricingService } from './market/service.ts';
 import { startDeliverer, webhookKeyring } from './webhooks/service.ts';
 import { openReadReplica, openStore, redactUrl } from './store/open.ts';
+import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
@@ -57,6 +58,8 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   for (const note of keyNotes) ledger.app.log[note.level](note.message);
   if (config.readDatabaseUrl) ledger.app.log.info({ replica: redactUrl(config.readDatabaseUrl) }, 'public reads come from the read replica');
   const url = await ledger.app.listen({ port: config.port, host: config.host });
+  const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
+  if (metrics) ledger.app.log.info(`metrics on ${metrics.url}`);
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
   const log = startIntegrator(store, logKey, {
@@ -73,6 +76,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await pricing.stop();
     await ledger.close();
     await webhooks.stop();
+    await metrics?.close();
     await anchoring.stop();
     await log.stop();
     await verifier.close();
