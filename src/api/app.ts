@@ -36,6 +36,8 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import { Site } from '../site/site.ts';
+import { siteRoutes } from './routes/site.ts';
 
 export type { App } from './types.ts';
 
@@ -108,6 +110,8 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
   await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors });
+  const site = new Site({ reads, log, anchors, store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl });
+  await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
