@@ -5,7 +5,7 @@
 // ed25519.ts, the only files of the core that use node:crypto) swapped for the browser's
 // (src/site/browser/sha256.ts and ed25519.ts). A bundle that reaches any other Node module
 // fails the build (platform: browser).
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -48,6 +48,7 @@ export async function buildSite() {
     plugins: [browserSeams],
   });
   await esbuild.build({ ...common, entryPoints: { site: resolve(ROOT, 'src/site/assets/site.css') }, outdir: OUT });
+  copyFileSync(resolve(ROOT, 'src/site/assets/favicon.svg'), resolve(OUT, 'favicon.svg'));
   return true;
 }
 

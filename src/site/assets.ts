@@ -12,13 +12,14 @@ export type Asset = { name: string; bytes: Buffer; type: string; version: string
 /** Built by scripts/build.mjs: the same folder whether this module runs from src/ (tsx) or dist/. */
 const BUILT = new URL('../../dist/site/assets/', import.meta.url);
 
-const TYPES: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8' };
+const TYPES: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8', svg: 'image/svg+xml' };
 
 /** Asset name -> where it is read from. */
 function sources(): Record<string, string> {
   const require = createRequire(import.meta.url);
   return {
     'site.css': fileURLToPath(new URL('site.css', BUILT)),
+    'favicon.svg': fileURLToPath(new URL('favicon.svg', BUILT)),
     'verify.js': fileURLToPath(new URL('verify.js', BUILT)),
     'agent.js': fileURLToPath(new URL('agent.js', BUILT)),
     'uplot.js': require.resolve('uplot/dist/uPlot.iife.min.js'),

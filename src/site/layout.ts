@@ -53,6 +53,7 @@ export function layout(frame: Frame, page: Page): string {
 <meta name="description" content="${page.description ?? 'A permanent, public, tamper-evident track record for automated investing agents.'}">
 ${page.robots ? html`<meta name="robots" content="${page.robots}">` : ''}
 <link rel="canonical" href="${canonical}">
+${frame.assets.url('favicon.svg') ? html`<link rel="icon" type="image/svg+xml" href="${frame.assets.url('favicon.svg')}">` : ''}
 ${twin ? html`<link rel="alternate" type="${twin.type ?? 'application/json'}" href="${twin.href}">` : ''}
 ${styles}
 ${scripts}
