@@ -107,7 +107,8 @@ export async function checkProof(bundleText: string, vkeyText: string | null, su
   const vkey = vkeyText ? parseVkey(vkeyText) : null;
   const log = await verifyBundleInclusion(b, { vkey: vkey?.ok ? (vkey.value as Vkey) : null, vkeyFrom: 'published on /v1/transparency', pins: [], consistency: null });
   const cp = logCheck(log, 'checkpoint');
-  if (cp) checks.push({ name: 'checkpoint', label: 'Checkpoint signature', ok: cp.ok, detail: cp.summary });
+  if (vkey && !vkey.ok) checks.push({ name: 'checkpoint', label: 'Checkpoint signature', ok: false, detail: `the published log key does not parse: ${vkey.error}` });
+  else if (cp) checks.push({ name: 'checkpoint', label: 'Checkpoint signature', ok: cp.ok, detail: cp.summary });
   const inc = logCheck(log, 'inclusion_proof');
   if (inc) checks.push({ name: 'inclusion', label: 'Inclusion in the global log', ok: inc.ok, detail: inc.failures[0]?.detail ?? inc.summary });
 
