@@ -34,7 +34,8 @@ export const PAGES: PageCase[] = [
   { name: 'home', path: () => '/', expect: (f) => ['The decision ledger', 'Newest records', f.handle, 'Latest anchored checkpoint', '840000'] },
   { name: 'home-demo', path: () => '/?include_demo=true', expect: () => ["Demo agents' records are shown", 'Hide them'] },
   { name: 'agents', path: () => '/agents?q=bot', expect: (f) => [f.handle, f.demoHandle] },
-  { name: 'agent', path: (f) => `/agents/${f.handle}`, expect: () => [HOSTILE.displayName, 'Decisions', 'linked by link token', 'inferred link', 'agent-signed', 'production <signer>', 'style=return', 'style=verified', 'style=record', 'No performance yet'] },
+  { name: 'agent', path: (f) => `/agents/${f.handle}`, expect: () => ['Momentum Bot', 'Decisions', 'linked by link token', 'inferred link', 'agent-signed', 'production <signer>', 'style=return', 'style=verified', 'style=record', 'No performance yet'] },
+  { name: 'agent-hostile', path: (f) => `/agents/${f.hostileHandle}`, expect: () => [HOSTILE.displayName, HOSTILE.thesis] },
   { name: 'agent-demo', path: (f) => `/agents/${f.demoHandle}`, expect: () => ['demo agent'] },
   { name: 'record-unsigned', path: (f) => `/records/${f.ids.unsigned}`, expect: () => ['Verify in this browser', 'Services margin expanding', 'Executions linked to this decision', 'confirmed', '840000'] },
   { name: 'record-signed', path: (f) => `/records/${f.ids.signed}`, expect: () => ['agent-signed', 'Signed with Ed25519 key', 'Global log'] },
@@ -131,6 +132,8 @@ async function checkPage(browser: Browser, f: SiteFixture, store: string, c: Pag
       assert.equal(await page.evaluate(() => (window as { __pwned?: number }).__pwned), undefined, 'injected markup ran');
       assert.deepEqual(errors, [], `console errors on ${url}`);
       await page.screenshot({ path: new URL(`${store}-${c.name}-${label}.png`, SHOTS).pathname, fullPage: true });
+      // The README's picture of an agent page (docs/images/agent-page.png is copied from it).
+      if (c.name === 'agent' && label === 'desktop') await page.screenshot({ path: new URL(`${store}-readme-agent-page.png`, SHOTS).pathname, clip: { x: 0, y: 0, width: 1280, height: 1500 } });
       if (label !== 'desktop') continue;
       const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
       const bad = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');

@@ -31,6 +31,8 @@ export type SiteFixture = {
   url: string;
   handle: string;
   demoHandle: string;
+  /** An agent whose display name and decision are hostile markup. */
+  hostileHandle: string;
   /** An unsigned decision, a signed one, an execution linked by link token, an inferred one. */
   ids: { unsigned: string; signed: string; linked: string; inferred: string; hostile: string };
   close: () => Promise<void>;
@@ -67,14 +69,15 @@ async function build(store: LedgerStore, sim: AlpacaSim, built: (l: LedgerApp) =
   const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store), logVkey: key.vkey });
   built(ledger);
   const operators = new Operators(store, clock);
-  const made = await operators.createAgent({ handle: 'momentum-bot', displayName: HOSTILE.displayName });
+  const made = await operators.createAgent({ handle: 'momentum-bot', displayName: 'Momentum Bot' });
   const demo = await operators.createAgent({ handle: 'demo-bot', demo: true });
-  assert.ok(made.ok && demo.ok);
+  const attacker = await operators.createAgent({ handle: 'hostile-bot', displayName: HOSTILE.displayName });
+  assert.ok(made.ok && demo.ok && attacker.ok);
   const secret = made.value.apiKey.secret;
 
   const aapl = await post(ledger, secret, '/v1/decisions', { symbol: 'AAPL', action: 'BUY', quantity: '10', confidence: 0.72, time_horizon: '3 months', thesis: 'Services margin expanding faster than consensus.' });
   const spy = await post(ledger, secret, '/v1/decisions', { symbol: 'SPY', action: 'INCREASE', quantity: '5', confidence: 0.55, time_horizon: '5 days', thesis: 'Breadth improving.' });
-  const hostile = await post(ledger, secret, '/v1/decisions', { symbol: 'MSFT', action: 'HOLD', thesis: HOSTILE.thesis, metadata: HOSTILE.metadata });
+  const hostile = await post(ledger, attacker.value.apiKey.secret, '/v1/decisions', { symbol: 'MSFT', action: 'HOLD', thesis: HOSTILE.thesis, metadata: HOSTILE.metadata });
   const pair = newKeypair();
   const registered = await post(ledger, secret, '/v1/keys', { public_key: pair.publicKey, label: 'production <signer>' });
   const fields = { symbol: 'NVDA', action: 'SELL', quantity: '3', confidence: 0.6, thesis: 'Signed: taking profits.', occurred_at: clock.now().toISOString() };
@@ -107,7 +110,7 @@ async function build(store: LedgerStore, sim: AlpacaSim, built: (l: LedgerApp) =
   await ledger.app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(ledger.app.server.address() as AddressInfo).port}`;
   return {
-    ledger, store, url, handle: 'momentum-bot', demoHandle: 'demo-bot',
+    ledger, store, url, handle: 'momentum-bot', demoHandle: 'demo-bot', hostileHandle: 'hostile-bot',
     ids: { unsigned: aapl.id, signed: signed.id, linked: linked.id, inferred: inferred.id, hostile: hostile.id },
     close: async () => {
       await ledger.close();

@@ -22,7 +22,7 @@ await forEachStore('the public site over HTTP', (kind) => {
 
   describe('pages', () => {
     test('every page is HTML with a canonical URL, its twin, a CSP, and no unescaped hostile string', async () => {
-      const pages = ['/', '/agents', `/agents/${f.handle}`, `/records/${f.ids.hostile}`, `/records/${f.ids.signed}`, `/records/${f.ids.linked}`, '/transparency', '/docs', '/docs/signing'];
+      const pages = ['/', '/agents', `/agents/${f.handle}`, `/agents/${f.hostileHandle}`, `/records/${f.ids.hostile}`, `/records/${f.ids.signed}`, `/records/${f.ids.linked}`, '/transparency', '/docs', '/docs/signing'];
       for (const url of pages) {
         const res = await get(f, url);
         assert.equal(res.statusCode, 200, url);
@@ -36,7 +36,7 @@ await forEachStore('the public site over HTTP', (kind) => {
       }
       const hostile = await get(f, `/records/${f.ids.hostile}`);
       assert.ok(hostile.body.includes('&lt;script&gt;window.__pwned = 1&lt;/script&gt;'), 'the thesis is shown, escaped');
-      const agent = await get(f, `/agents/${f.handle}`);
+      const agent = await get(f, `/agents/${f.hostileHandle}`);
       assert.ok(agent.body.includes('&lt;img src=x onerror=window.__pwned=1&gt;Bot &quot;Alpha&quot; &amp; co'), 'the display name is shown, escaped');
     });
 
@@ -68,7 +68,7 @@ await forEachStore('the public site over HTTP', (kind) => {
         pages++;
       }
       const counts = (await f.ledger.app.inject({ url: '/v1/transparency' })).json().counts;
-      assert.equal(seen.size, counts.records - 1, 'every record of the non-demo agent, once (the demo decision is hidden)');
+      assert.equal(seen.size, counts.records - 1, 'every record of the non-demo agents, once (the demo decision is hidden)');
       const first = (await get(f, `/agents/${f.handle}`)).body;
       assert.ok(first.includes(f.ids.signed));
     });
