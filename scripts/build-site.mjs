@@ -40,7 +40,7 @@ export async function buildSite() {
   const common = { bundle: true, minify: true, logLevel: 'warning', legalComments: 'none' };
   await esbuild.build({
     ...common,
-    entryPoints: { verify: resolve(ROOT, 'src/site/browser/verify.ts'), agent: resolve(ROOT, 'src/site/browser/agent.ts') },
+    entryPoints: { verify: resolve(ROOT, 'src/site/browser/verify.ts'), agent: resolve(ROOT, 'src/site/browser/agent.ts'), home: resolve(ROOT, 'src/site/browser/home.ts') },
     outdir: OUT,
     platform: 'browser',
     format: 'iife',

@@ -22,6 +22,7 @@ function sources(): Record<string, string> {
     'favicon.svg': fileURLToPath(new URL('favicon.svg', BUILT)),
     'verify.js': fileURLToPath(new URL('verify.js', BUILT)),
     'agent.js': fileURLToPath(new URL('agent.js', BUILT)),
+    'home.js': fileURLToPath(new URL('home.js', BUILT)),
     'uplot.js': require.resolve('uplot/dist/uPlot.iife.min.js'),
     'uplot.css': require.resolve('uplot/dist/uPlot.min.css'),
   };

@@ -70,9 +70,11 @@ ${latestAnchor(d)}
 <p class="note">${d.includeDemo
     ? html`Demo agents' records are shown. <a href="/">Hide them</a>.`
     : html`Demo agents' records are hidden. <a href="/?include_demo=true">Show them</a>.`}</p>
+<p class="note" data-feed-notice aria-live="polite"></p>
 ${d.feed.data.length === 0
     ? html`<p>No records yet.</p>`
-    : table('Newest records, newest first', ['Recorded', 'Agent', 'Type', 'What', 'Record'], d.feed.data.map(feedRow))}
+    : html`<div${d.cursor ? '' : html` data-feed="/v1/ledger${query({ limit: '1', include_demo: demo })}" data-newest="${d.feed.data[0]!.entry.id}"`}>
+${table('Newest records, newest first', ['Recorded', 'Agent', 'Type', 'What', 'Record'], d.feed.data.map(feedRow))}</div>`}
 ${pager(links)}`;
   return {
     title: d.cursor ? 'Older records' : 'Newest records',
@@ -80,6 +82,7 @@ ${pager(links)}`;
     twin: { href: `/v1/ledger${query({ limit: '20', cursor: d.cursor, include_demo: demo })}`, label: 'These records as JSON' },
     section: 'home',
     body,
+    scripts: ['home.js'],
   };
 }
 
