@@ -45,13 +45,14 @@ export class Site {
 
   /**
    * An error as an HTML page, for a person's browser on a site path; null when the 2.7 JSON body
-   * is the answer (the interface's paths, or a client that asks for JSON and not HTML).
+   * is the answer (the interface's paths, or a client that does not ask for HTML).
    */
   errorHtml(request: { url: string; id: string; headers: { accept?: string | undefined } }, error: LedgerError): string | null {
     const path = request.url.split('?')[0] ?? '/';
     if (MACHINE_PATHS.test(path)) return null;
-    const accept = request.headers.accept ?? '';
-    if (/application\/(json|problem\+json)/.test(accept) && !/text\/html/.test(accept)) return null;
+    // A page only for a client that asks for HTML (every browser does); anything else, curl's
+    // */* included, gets the 2.7 body it can parse.
+    if (!/text\/html/.test(request.headers.accept ?? '')) return null;
     const safePath = path.length > 200 ? path.slice(0, 200) : path;
     return this.render(error.status === 404
       ? notFoundPage(safePath, error.message, request.id)

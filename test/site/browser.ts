@@ -133,7 +133,7 @@ async function checkPage(browser: Browser, f: SiteFixture, store: string, c: Pag
       assert.deepEqual(errors, [], `console errors on ${url}`);
       await page.screenshot({ path: new URL(`${store}-${c.name}-${label}.png`, SHOTS).pathname, fullPage: true });
       // The README's picture of an agent page (docs/images/agent-page.png is copied from it).
-      if (c.name === 'agent' && label === 'desktop') await page.screenshot({ path: new URL(`${store}-readme-agent-page.png`, SHOTS).pathname, clip: { x: 0, y: 0, width: 1280, height: 1500 } });
+      if (c.name === 'agent' && label === 'desktop') await page.screenshot({ path: new URL(`${store}-readme-agent-page.png`, SHOTS).pathname, fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1600 } });
       if (label !== 'desktop') continue;
       const axe = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
       const bad = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');

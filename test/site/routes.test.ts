@@ -94,9 +94,11 @@ await forEachStore('the public site over HTTP', (kind) => {
         assert.match(String(page.headers['content-type']), /^text\/html/);
         assert.match(page.body, /<h1>Not found<\/h1>/);
         assert.match(page.body, /Request id: <code>req_/);
-        const json = await get(f, url, { accept: 'application/json' });
-        assert.equal(json.statusCode, 404);
-        assert.equal(json.json().error.code, 'not_found');
+        for (const accept of ['application/json', '*/*', '']) {
+          const json = await get(f, url, { accept });
+          assert.equal(json.statusCode, 404);
+          assert.equal(json.json().error.code, 'not_found', `a client that does not ask for HTML (${accept || 'no Accept'}) gets the 2.7 body`);
+        }
       }
     });
 
