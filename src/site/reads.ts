@@ -11,6 +11,7 @@ import type { LogReads } from '../log/reads.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { siteStoreOf } from '../store/site.ts';
 import type { SiteStore } from '../store/site-port.ts';
+import type { StoredRecord } from '../domain/types.ts';
 import type { AgentProfile, HeadRow, LedgerItem, ProofBundle, TimelineItem, Transparency } from './views.ts';
 import { publishedView, recordView } from './views.ts';
 
@@ -24,6 +25,15 @@ export const HEADS_SHOWN = 500;
 /** Anchors per page on /transparency. */
 export const ANCHORS_PAGE = 20;
 
+/** How old the home page's counts, log and anchor summary may be. */
+export const SUMMARY_TTL_MS = 2_000;
+
+type Summary = {
+  counts: Transparency['counts'];
+  log: Awaited<ReturnType<LogReads['transparency']>>;
+  anchoring: Awaited<ReturnType<AnchorReads['transparency']>>;
+};
+
 export type SiteDeps = { reads: PublicReads; log: LogReads; anchors: AnchorReads; store: LedgerStore; clock: Clock };
 
 export class SiteReads {
@@ -36,15 +46,31 @@ export class SiteReads {
   /** `/`: the newest records of every agent (the /v1/ledger use case), counts, the log and its anchors. */
   async home(q: { cursor?: string | undefined; includeDemo: boolean }) {
     const cursor = q.cursor !== undefined && isRecordId(q.cursor) ? q.cursor : undefined;
-    const [page, transparency, log, anchoring] = await Promise.all([
+    const [page, summary] = await Promise.all([
       this.deps.reads.ledgerPage({ limit: FEED_PAGE, cursor, includeDemo: q.includeDemo }),
-      this.transparency(),
-      this.deps.log.transparency(),
-      this.deps.anchors.transparency(),
+      this.summary(),
     ]);
     if (!page.ok) return page;
     const feed = JSON.parse(page.value.body) as { data: LedgerItem[]; has_more: boolean; next_cursor: string | null };
-    return ok({ feed, counts: transparency.counts, log, anchoring, cursor: cursor ?? null, includeDemo: q.includeDemo });
+    return ok({ feed, ...summary, cursor: cursor ?? null, includeDemo: q.includeDemo });
+  }
+
+  private summaryCache: { at: number; value: Promise<Summary> } | null = null;
+
+  /**
+   * The home page's counts, log and anchoring: the same for every visitor, and eight store reads,
+   * so they are read at most once per SUMMARY_TTL_MS (a failed read is not kept).
+   */
+  private summary(): Promise<Summary> {
+    const now = Date.now();
+    if (this.summaryCache && now - this.summaryCache.at < SUMMARY_TTL_MS) return this.summaryCache.value;
+    const value = Promise.all([this.transparency(), this.deps.log.transparency(), this.deps.anchors.transparency()])
+      .then(([transparency, log, anchoring]) => ({ counts: transparency.counts, log, anchoring }));
+    this.summaryCache = { at: now, value };
+    value.catch(() => {
+      if (this.summaryCache?.value === value) this.summaryCache = null;
+    });
+    return value;
   }
 
   private async transparency(): Promise<Transparency> {
@@ -61,19 +87,26 @@ export class SiteReads {
 
   /** `/agents/<handle>`: the profile and a page of its decision timeline, newest first. */
   async agent(handle: string, before?: string): Promise<Result<{ profile: AgentProfile; timeline: TimelineItem[]; nextBefore: string | null }>> {
-    const profile = await this.deps.reads.profile(handle);
+    // The profile and the timeline are read side by side: each is a few store reads.
+    const [profile, page] = await Promise.all([this.deps.reads.profile(handle), this.decisionsOf(handle, before)]);
     if (!profile.ok) return profile;
+    if (!page.ok) return page;
+    const decisions = page.value.slice(0, TIMELINE_PAGE);
+    const counts = (profile.value as unknown as AgentProfile).counts;
+    const linked = counts.execution > 0 ? await this.linked(decisions.map((d) => d.id)) : () => ({ executions: [], executionsTotal: 0 });
+    const timeline = decisions.map((d) => ({ decision: recordView(d), ...linked(d.id) }));
+    const nextBefore = page.value.length > TIMELINE_PAGE ? decisions[decisions.length - 1]!.id : null;
+    return ok({ profile: profile.value as unknown as AgentProfile, timeline, nextBefore });
+  }
+
+  /** A page of the agent's decisions, newest first, before `before` (one more than shown: is there a next page?). */
+  private async decisionsOf(handle: string, before: string | undefined): Promise<Result<StoredRecord[]>> {
     const found = await this.deps.reads.agent(handle);
     if (!found.ok) return found;
-    const page = await this.deps.store.listAgentRecords(found.value.id, 'decision', {
+    return ok(await this.deps.store.listAgentRecords(found.value.id, 'decision', {
       limit: TIMELINE_PAGE + 1,
       before: before !== undefined && isRecordId(before) ? before : undefined,
-    });
-    const decisions = page.slice(0, TIMELINE_PAGE);
-    const linked = await this.linked(decisions.map((d) => d.id));
-    const timeline = decisions.map((d) => ({ decision: recordView(d), ...linked(d.id) }));
-    const nextBefore = page.length > TIMELINE_PAGE ? decisions[decisions.length - 1]!.id : null;
-    return ok({ profile: profile.value as unknown as AgentProfile, timeline, nextBefore });
+    }));
   }
 
   /** The executions linked to each decision: a lookup by decision id. */
@@ -95,11 +128,14 @@ export class SiteReads {
     if (!proof.ok) return proof;
     const bundle = JSON.parse(proof.value.body) as ProofBundle;
     const seq = Number(bundle.record.entry.seq);
-    const around = await this.deps.reads.chainPage({ handle: bundle.agent.handle, afterSeq: Math.max(0, seq - 2), limit: seq === 1 ? 2 : 3, payloads: false });
+    const view = publishedView(bundle.record);
+    const [around, lookup] = await Promise.all([
+      this.deps.reads.chainPage({ handle: bundle.agent.handle, afterSeq: Math.max(0, seq - 2), limit: seq === 1 ? 2 : 3, payloads: false }),
+      view.type === 'decision' ? this.linked([bundle.id]) : null,
+    ]);
     const neighbours = around.ok ? (JSON.parse(around.value.body) as { records: { entry: { seq: string; id: string } }[] }).records : [];
     const at = (s: number) => neighbours.find((r) => Number(r.entry.seq) === s)?.entry.id ?? null;
-    const view = publishedView(bundle.record);
-    const linked = view.type === 'decision' ? (await this.linked([bundle.id]))(bundle.id) : { executions: [], executionsTotal: 0 };
+    const linked = lookup ? lookup(bundle.id) : { executions: [], executionsTotal: 0 };
     return ok({ bundle, view, previous: at(seq - 1), next: at(seq + 1), ...linked });
   }
 
