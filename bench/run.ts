@@ -37,11 +37,25 @@ const SUITES: Record<string, Suite> = {
       return m.siteBench(m.siteOptions(args));
     },
   },
+  pricing: {
+    usage: '[--records 100000] [--repeats 50] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./pricing.ts');
+      return m.pricingBench(m.pricingOptions(args));
+    },
+  },
   brokers: {
     usage: '[--fills 50000] [--duration 10] [--connections 64] [--no-postgres]',
     run: async (args) => {
       const m = await import('./brokers.ts');
       return m.brokersBench(m.brokersOptions(args));
+    },
+  },
+  client: {
+    usage: '[--rounds 12] [--decisions 200] [--warmup 1] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./client.ts');
+      return m.clientBench(m.clientOptions(args));
     },
   },
 };

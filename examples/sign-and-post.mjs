@@ -1,49 +1,33 @@
 #!/usr/bin/env node
-// Records one agent-signed decision, end to end, the way an agent does it:
+// Records one agent-signed decision, end to end, with the client (decision-ledger/client):
 //   1. generate an Ed25519 keypair (the private key never leaves this process);
-//   2. register the public key: POST /v1/keys;
-//   3. ask for the payload to sign: POST /v1/decisions/assertion;
-//   4. check it against the payload built locally (canon-payload.mjs), sign it, and
-//   5. record the decision with its signature: POST /v1/decisions.
-// Signs with @noble/ed25519, not with anything of the service's.
+//   2. register the public key (POST /v1/keys);
+//   3. build the canon_v1 payload locally with the shared core, and (for this demonstration
+//      only) ask the service for its payload (POST /v1/decisions/assertion);
+//   4. check that the two match;
+//   5. record the decision signed (POST /v1/decisions; the client signs the payload it built,
+//      with one Idempotency-Key across retries) and verify its proof.
 //
+//   npm run build    # once, in a checkout: the client is compiled into dist/
 //   LEDGER_BASE_URL=http://localhost:8080/v1 LEDGER_API_KEY=dl_live_... node examples/sign-and-post.mjs
 //
 // The API key needs the keys:write and decisions:write scopes.
-import * as ed from '@noble/ed25519';
-import { randomUUID } from 'node:crypto';
-import { decisionPayload } from './canon-payload.mjs';
+import { LedgerClient, decisionPayload, randomId } from 'decision-ledger/client';
 
-const baseUrl = (process.env.LEDGER_BASE_URL ?? 'http://localhost:8080/v1').replace(/\/+$/, '');
+const baseUrl = process.env.LEDGER_BASE_URL ?? 'http://localhost:8080/v1';
 const apiKey = process.env.LEDGER_API_KEY;
 if (!apiKey) {
   console.error('set LEDGER_API_KEY to an agent API key (dl_live_...) with the keys:write and decisions:write scopes');
   process.exit(2);
 }
+const client = new LedgerClient({ baseUrl, apiKey });
 
-const b64url = (bytes) => Buffer.from(bytes).toString('base64url');
-
-async function call(method, path, body, headers = {}) {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path} -> ${response.status} ${JSON.stringify(json.error)}`);
-  return json;
-}
-
-// 1. A keypair. Keep secretKey to yourself; only publicKey is ever sent.
-const secretKey = ed.utils.randomSecretKey();
-const publicKey = await ed.getPublicKeyAsync(secretKey);
-console.log(`1. generated an Ed25519 keypair; public key ${b64url(publicKey)}`);
-
-// 2. Register the public key (raw 32 bytes, base64url).
-const key = await call('POST', '/keys', { public_key: b64url(publicKey), label: 'sign-and-post example' });
+// 1 and 2. A keypair, its public half registered. Keep pair.secretKey to yourself.
+const { key, pair } = await client.createSigningKey('sign-and-post example');
+console.log(`1. generated an Ed25519 keypair; public key ${pair.publicKey}`);
 console.log(`2. registered it as ${key.id}`);
 
-// 3. The decision, with when it was decided and a fresh nonce, sent for assertion.
+// 3. The decision, and its payload built here; the service's, to compare.
 const decision = {
   symbol: 'AAPL',
   action: 'BUY',
@@ -54,20 +38,20 @@ const decision = {
   metadata: { model: 'example-model', features: { momentum: 0.41 } },
   occurred_at: new Date().toISOString(),
 };
-const nonce = `example-${randomUUID()}`;
-const assertion = await call('POST', '/decisions/assertion', { ...decision, nonce });
+const nonce = `example-${randomId()}`;
+const assertion = await client.assertDecision({ ...decision, nonce });
 console.log(`3. payload to sign (content_hash ${assertion.content_hash}):\n   ${assertion.payload}`);
 
-// 4. The same bytes built locally must match; then sign them as UTF-8.
-const local = decisionPayload({ agent: assertion.agent, fields: decision, nonce });
-if (local !== assertion.payload) throw new Error(`the locally built payload differs from the service's:\n   ${local}`);
-const signature = b64url(await ed.signAsync(new TextEncoder().encode(assertion.payload), secretKey));
-console.log(`4. the locally built payload matches; signature ${signature}`);
+// 4. Built locally with the same core the service hashes with: the same bytes.
+const local = decisionPayload(assertion.agent, decision, nonce);
+if (local.payload !== assertion.payload) throw new Error(`the locally built payload differs from the service's:\n   ${local.payload}`);
+console.log('4. the locally built payload matches');
 
-// 5. Record it: the same fields, plus the signature (the nonce travels inside it).
-const recorded = await call('POST', '/decisions', { ...decision, signature: { key_id: key.id, nonce, signature } },
-  { 'idempotency-key': `example-${randomUUID()}` });
+// 5. Record it signed, then check the proof the service publishes for it.
+const signer = { agent: assertion.agent, keyId: key.id, secretKey: pair.secretKey };
+const recorded = await client.recordDecision(decision, { signer, nonce });
 console.log(`5. recorded ${recorded.id} at ${recorded.recorded_at}: agent_signed=${recorded.verification.agent_signed}, ` +
   `chain_seq=${recorded.verification.chain_seq}, content_hash matches=${recorded.verification.content_hash === assertion.content_hash}`);
-console.log(`   proof: ${recorded.proof_url}`);
-if (!recorded.verification.agent_signed) process.exit(1);
+const proof = await client.verifyRecord(recorded.id);
+console.log(`   proof: ${recorded.proof_url} verifies: ${proof.ok}`);
+if (!recorded.verification.agent_signed || !proof.ok) process.exit(1);

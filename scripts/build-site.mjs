@@ -2,9 +2,9 @@
 // The public site's browser assets (run by scripts/build.mjs after tsc): esbuild bundles the
 // scripts of src/site/browser/ and the stylesheet into dist/site/assets/. The bundles run the
 // same canon_v1 core as the server, with its two platform seams (src/core/sha256.ts and
-// ed25519.ts, the only files of the core that use node:crypto) swapped for the browser's
-// (src/site/browser/sha256.ts and ed25519.ts). A bundle that reaches any other Node module
-// fails the build (platform: browser).
+// ed25519.ts, the only files of the core that use node:crypto) swapped for the browser's, the
+// same the client's browser build uses (src/client/browser/, package.json `browser`). A bundle
+// that reaches any other Node module fails the build (platform: browser).
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +14,8 @@ const OUT = resolve(ROOT, 'dist/site/assets');
 
 /** The core's platform seams and their browser replacements. */
 export const SEAMS = {
-  [resolve(ROOT, 'src/core/sha256.ts')]: resolve(ROOT, 'src/site/browser/sha256.ts'),
-  [resolve(ROOT, 'src/core/ed25519.ts')]: resolve(ROOT, 'src/site/browser/ed25519.ts'),
+  [resolve(ROOT, 'src/core/sha256.ts')]: resolve(ROOT, 'src/client/browser/sha256.ts'),
+  [resolve(ROOT, 'src/core/ed25519.ts')]: resolve(ROOT, 'src/client/browser/ed25519.ts'),
 };
 
 const browserSeams = {

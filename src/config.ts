@@ -3,6 +3,8 @@ export type Config = {
   port: number;
   host: string;
   databaseUrl: string;
+  /** A PostgreSQL streaming replica the public reads use (docs/operations.md, "Read replicas"); null: the primary. */
+  readDatabaseUrl: string | null;
   adminToken: string | null;
   baseUrl: string;
   siteUrl: string;
@@ -16,7 +18,11 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
+  market: MarketEnv;
 };
+
+export type MarketEnv = Record<string, string | undefined>;
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -64,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(databaseUrl)) {
     throw new ConfigError('LEDGER_DATABASE_URL must be sqlite:<path> or postgres://user@host:port/db');
   }
+  const readDatabaseUrl = loadReadDatabaseUrl(env, databaseUrl);
   const adminToken = env.LEDGER_ADMIN_TOKEN || null;
   if (adminToken !== null && adminToken.trim().length < 16) throw new ConfigError('LEDGER_ADMIN_TOKEN must be at least 16 characters, not counting white space');
   const logLevel = env.LEDGER_LOG_LEVEL || 'info';
@@ -76,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host: env.HOST || '127.0.0.1',
     databaseUrl,
+    readDatabaseUrl,
     adminToken,
     baseUrl,
     siteUrl,
@@ -87,7 +95,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    market: marketEnv(env),
   };
+}
+
+const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;
+
+function marketEnv(env: NodeJS.ProcessEnv): MarketEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => MARKET_VARIABLE.test(name)));
+}
+
+function loadReadDatabaseUrl(env: NodeJS.ProcessEnv, databaseUrl: string): string | null {
+  const url = env.LEDGER_READ_DATABASE_URL || null;
+  if (url === null) return null;
+  if (databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('LEDGER_READ_DATABASE_URL is for a PostgreSQL read replica; a SQLite ledger has none (its readers share the file): unset it, or use PostgreSQL');
+  }
+  if (!/^postgres(ql)?:\/\/.+/.test(url)) throw new ConfigError('LEDGER_READ_DATABASE_URL must be postgres://user@host:port/db (a streaming replica of LEDGER_DATABASE_URL)');
+  return url;
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */

@@ -2,13 +2,15 @@
 // gracefully on SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
 import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
-import { openStore, redactUrl } from './store/open.ts';
+import { selectMarketData } from './market/select.ts';
+import { pricingService } from './market/service.ts';
+import { openReadReplica, openStore, redactUrl } from './store/open.ts';
 import type { LedgerStore } from './store/port.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
@@ -25,7 +27,10 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
 }
 
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
+  const market = selectMarketData(config.market);
+  if (!market.ok) throw new ConfigError(market.error);
   const store = await openMigrated(config.databaseUrl);
+  const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl) : null;
   // The key is loaded before the app (which publishes its vkey) and its logger exist: what it says is logged once they do.
   const keyNotes: { level: 'info' | 'warn'; message: string }[] = [];
   const logKey = await loadServiceLogKey(config, {
@@ -33,18 +38,23 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     warn: (message) => keyNotes.push({ level: 'warn', message }),
     error: (message) => keyNotes.push({ level: 'warn', message }),
   }).catch(async (err) => {
+    await readReplica?.close();
     await store.close();
     throw err;
   });
   const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
+  const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message));
   const ledger = await buildApp({
+    pricingStatus: () => pricing.status(),
     store,
     config,
     checkSignature: signatureChecker(store, verifier.verify),
     logger: loggerOptions(config.logLevel),
     logVkey: logKey.vkey,
+    readReplica,
   });
   for (const note of keyNotes) ledger.app.log[note.level](note.message);
+  if (config.readDatabaseUrl) ledger.app.log.info({ replica: redactUrl(config.readDatabaseUrl) }, 'public reads come from the read replica');
   const url = await ledger.app.listen({ port: config.port, host: config.host });
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
@@ -52,13 +62,17 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
   });
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
+  pricing.start();
+  ledger.app.log.info(`market data: ${market.market.description}`);
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
+    await pricing.stop();
     await ledger.close();
     await anchoring.stop();
     await log.stop();
     await verifier.close();
+    await readReplica?.close();
     await store.close();
   })());
   return { ledger, store, url, stop };

@@ -79,3 +79,12 @@ for (const [env, names] of bad) {
     });
   });
 }
+
+test('the market-data variables are carried as set, for src/market/select.ts to check at start', () => {
+  const env = {
+    LEDGER_MARKET_DATA: 'alpaca', LEDGER_ALPACA_DATA_KEY_ID: 'PK1', LEDGER_ALPACA_DATA_SECRET: 's', LEDGER_ALPACA_DATA_URL: 'http://127.0.0.1:1',
+    LEDGER_ALPACA_DATA_FEED: 'sip', LEDGER_ALPACA_DATA_BARS_FEED: 'iex', LEDGER_ALPACA_DATA_PLAN: 'basic', LEDGER_SYNTHETIC_SEED: 'x',
+  };
+  assert.deepEqual(loadConfig({ ...env, LEDGER_ALPACA_TRADING_URL: 'http://127.0.0.1:2', HOME: '/root' }).market, env);
+  assert.deepEqual(loadConfig({}).market, {});
+});

@@ -36,6 +36,11 @@ import { brokerConnections } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
+import { Badges, noPerformanceYet, type PerformanceSummaryOf } from '../site/badges.ts';
+import { badgeRoutes } from './routes/badges.ts';
+import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
+import { observationReads } from '../market/service.ts';
+import type { PricingStatus } from '../market/pricing.ts';
 import { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
 
@@ -53,6 +58,12 @@ export type AppDeps = {
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
   brokers?: BrokerConnections;
+  /** The agent's performance as the `return` badge shows it; none for any agent when omitted. */
+  performanceSummary?: PerformanceSummaryOf;
+  /** The pricing job's status, shown on /readyz (market/service.ts). */
+  pricingStatus?: () => PricingStatus;
+  /** A read replica of `store` for the public reads (config.readDatabaseUrl). */
+  readReplica?: LedgerStore | null;
 };
 
 export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
@@ -100,23 +111,31 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const operators = new Operators(store, clock);
 
   const authenticate = authenticator(store);
-  const reads = new PublicReads(store, config.baseUrl);
+  const reads = new PublicReads(store, config.baseUrl, {
+    replica: deps.readReplica ?? null,
+    onReplica: (up, reason) => (up
+      ? app.log.info('public reads: the read replica answers again')
+      : app.log.warn({ reason }, 'public reads: the read replica is not answering; reading from the primary meanwhile')),
+  });
 
-  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded });
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors });
-  const site = new Site({ reads, log, anchors, store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl });
+  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store) });
+  const site = new Site({ reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl });
   await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
+  const badges = new Badges({ store, clock, performance: deps.performanceSummary ?? noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
+  await app.register(badgeRoutes, { badges });
+  await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

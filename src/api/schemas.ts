@@ -3,6 +3,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { DECIMAL_PATTERN } from '../core/decimal.ts';
 import { ASSET_CLASSES, DECISION_ACTIONS } from '../core/decision.ts';
+import { errors } from '../ledger/errors.ts';
 import { RECORD_ID_PATTERN } from '../ledger/ids.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
 import { ALL_SCOPES, AGENT_STATUSES } from '../domain/types.ts';
@@ -79,10 +80,13 @@ export const DecisionList = Type.Object({
   next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor to get the next (older) page; null on the last page.' }),
 });
 
+/** Every code the service answers with and its status, from the ledger's error set (interface section 7). */
+export const ERROR_CODES = Object.values(errors).map((make) => make('')).map((e) => `${e.code} (${e.status})`);
+
 export const ErrorBody = Type.Object({
   error: Type.Object({
     type: Type.String(),
-    code: Type.String(),
+    code: Type.String({ description: `Stable, safe to branch on: ${ERROR_CODES.join(', ')}. provider_error (502): a broker or market-data provider failed or has no price for what was asked; nothing was recorded.` }),
     message: Type.String(),
     param: Type.Optional(Type.String()),
     doc_url: Type.Optional(Type.String({ format: 'uri' })),

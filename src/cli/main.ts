@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { registerOperatorCommands } from './operators.ts';
 import { registerVerifyCommand } from './verify.ts';
 import { registerBrokerCommands } from './brokers.ts';
+import { registerMcpCommands } from './mcp.ts';
 
 const program = new Command()
   .name('ledger')
@@ -40,6 +41,7 @@ program.command('serve')
 registerOperatorCommands(program);
 registerVerifyCommand(program);
 registerBrokerCommands(program);
+registerMcpCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,107 +1,57 @@
-// The user docs as pages: the Markdown of docs/*.md and the getting-started sections of the
-// README (quick start, signing and reading, connecting a broker), rendered with `marked`. Links
-// between the files become links between the pages; links to other files of the repository
-// become plain text (the site does not serve them). Rendered once, on first use.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { Marked, type Tokens } from 'marked';
-import { escapeHtml } from './html.ts';
+// The site wing's catalogue of the user docs: the Markdown files of docs/ in this package, read
+// once, served as they are at {site_url}/docs/<name>.md and inlined in /llms-full.txt. Read from
+// the files themselves, so what is served is what is written and cannot drift from it.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const ROOT = new URL('../../', import.meta.url);
-const DOCS = new URL('docs/', ROOT);
+export type DocFile = {
+  /** The file name, the last segment of its URL (`signing.md`). */
+  name: string;
+  /** Its first H1. */
+  title: string;
+  /** The first sentence of its first paragraph, as plain text. */
+  summary: string;
+  text: string;
+};
 
-/** The README sections shown on /docs, by the start of their heading. */
-export const GETTING_STARTED = ['Quick start', 'Sign decisions', 'Connect a broker'];
+/** The package's docs/: the same place from src/site/ (tsx) and from dist/site/ (the build). */
+export const DOCS_DIR = fileURLToPath(new URL('../../docs/', import.meta.url));
 
-export type Doc = { name: string; title: string; markdown: string; html: string };
+export const DOC_NAME = /^[a-z0-9][a-z0-9_-]{0,63}\.md$/;
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-export function slug(text: string): string {
-  return text.toLowerCase().trim().replace(/<[^>]*>/g, '').replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+/** Bounds on what is read: a docs folder is small, and nothing in it is read without limit. */
+const LIMITS = { files: 100, bytes: 1024 * 1024 };
+
+export async function readDocs(dir = DOCS_DIR): Promise<DocFile[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => DOC_NAME.test(n)).sort();
+  } catch {
+    return []; // an install without docs/ serves none, and says so where they would be listed
+  }
+  const docs: DocFile[] = [];
+  for (const name of names.slice(0, LIMITS.files)) {
+    const text = await readFile(join(dir, name), 'utf8');
+    if (Buffer.byteLength(text) > LIMITS.bytes) continue;
+    docs.push({ name, ...outline(text, name), text });
+  }
+  return docs;
 }
 
-/** Where a link of the docs points on the site, or null when the site does not serve it. */
-export function siteHref(href: string, docNames: ReadonlySet<string>): string | null {
-  if (/^(https?:|mailto:)/i.test(href)) return href;
-  if (href.startsWith('#')) return href;
-  const [path, fragment] = href.split('#', 2) as [string, string | undefined];
-  const hash = fragment ? `#${fragment}` : '';
-  const file = path.replace(/^(\.\/|\.\.\/)+/, '').replace(/^docs\//, '');
-  if (/^README\.md$/i.test(file)) return `/docs${hash}`;
-  const doc = /^([a-z0-9_-]+)\.md$/i.exec(file);
-  if (doc && docNames.has(doc[1]!)) return `/docs/${doc[1]}${hash}`;
-  const image = /^images\/([a-z0-9_-]+\.png)$/i.exec(file);
-  if (image) return `/docs/images/${image[1]}`;
-  return null;
-}
-
-function renderer(docNames: ReadonlySet<string>): Marked {
-  const marked = new Marked({ gfm: true });
-  marked.use({
-    renderer: {
-      heading(this: { parser: { parseInline: (t: Tokens.Heading['tokens']) => string } }, token: Tokens.Heading) {
-        const inner = this.parser.parseInline(token.tokens);
-        return `<h${token.depth} id="${escapeHtml(slug(token.text))}">${inner}</h${token.depth}>\n`;
-      },
-      link(this: { parser: { parseInline: (t: Tokens.Link['tokens']) => string } }, token: Tokens.Link) {
-        const inner = this.parser.parseInline(token.tokens);
-        const href = siteHref(token.href, docNames);
-        if (href === null) return inner;
-        return `<a href="${escapeHtml(href)}"${token.title ? ` title="${escapeHtml(token.title)}"` : ''}>${inner}</a>`;
-      },
-      image(token: Tokens.Image) {
-        const src = siteHref(token.href, docNames);
-        return src === null ? escapeHtml(token.text) : `<img src="${escapeHtml(src)}" alt="${escapeHtml(token.text)}">`;
-      },
-    },
-  });
-  return marked;
-}
-
-/** The README's `## ` sections whose heading starts with one of `starts`, in that order. */
-export function readmeSections(readme: string, starts: readonly string[]): string[] {
-  const sections = readme.split(/^(?=## )/m);
-  return starts.map((s) => sections.find((sec) => sec.startsWith(`## ${s}`))).filter((s): s is string => s !== undefined);
-}
-
-export class Docs {
-  private loaded: { guides: Map<string, Doc>; start: Doc } | null = null;
-
-  private load() {
-    if (this.loaded) return this.loaded;
-    const files = existsSync(DOCS) ? readdirSync(DOCS).filter((f) => /^[a-z0-9_-]+\.md$/i.test(f)).sort() : [];
-    const names = new Set(files.map((f) => f.slice(0, -3)));
-    const marked = renderer(names);
-    const render = (md: string) => marked.parse(md, { async: false }) as string;
-    const guides = new Map<string, Doc>();
-    for (const f of files) {
-      const markdown = readFileSync(new URL(f, DOCS), 'utf8');
-      const name = f.slice(0, -3);
-      guides.set(name, { name, title: /^# (.+)$/m.exec(markdown)?.[1] ?? name, markdown, html: render(markdown) });
-    }
-    const readmePath = new URL('README.md', ROOT);
-    const readme = existsSync(readmePath) ? readFileSync(readmePath, 'utf8') : '';
-    // One level down: the sections sit under the page's own "Getting started" heading.
-    const markdown = readmeSections(readme, GETTING_STARTED).join('\n').replace(/^(#{2,5}) /gm, '#$1 ');
-    this.loaded = { guides, start: { name: 'index', title: 'Getting started', markdown, html: render(markdown) } };
-    return this.loaded;
+/** The title (first H1) and the first sentence of the first paragraph after it. */
+export function outline(text: string, name: string): { title: string; summary: string } {
+  const lines = text.split('\n');
+  const h1 = lines.findIndex((l) => /^# \S/.test(l));
+  const title = h1 === -1 ? name : lines[h1]!.slice(2).trim();
+  const rest = lines.slice(h1 + 1);
+  const start = rest.findIndex((l) => l.trim() !== '' && !/^(#|```|\||- |\d+\. |>)/.test(l));
+  const paragraph: string[] = [];
+  for (const l of start === -1 ? [] : rest.slice(start)) {
+    if (l.trim() === '') break;
+    paragraph.push(l.trim());
   }
-
-  gettingStarted(): Doc {
-    return this.load().start;
-  }
-
-  guides(): Doc[] {
-    return [...this.load().guides.values()];
-  }
-
-  guide(name: string): Doc | null {
-    return this.load().guides.get(name) ?? null;
-  }
-
-  /** A PNG of docs/images/ (the README's screenshots), or null. */
-  image(file: string): Buffer | null {
-    if (!/^[a-z0-9_-]+\.png$/i.test(file)) return null;
-    const path = new URL(`images/${file}`, DOCS);
-    return existsSync(path) ? readFileSync(path) : null;
-  }
+  const plain = paragraph.join(' ').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\*\*/g, '');
+  const sentence = /^(.*?[.!?])(\s|$)/.exec(plain)?.[1] ?? plain;
+  return { title, summary: sentence.length > 240 ? `${sentence.slice(0, 237)}...` : sentence };
 }

@@ -8,6 +8,7 @@ import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import { isRecordId } from '../ledger/ids.ts';
 import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';
+import type { ObservationReads } from '../market/observations.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { siteStoreOf } from '../store/site.ts';
 import type { SiteStore } from '../store/site-port.ts';
@@ -34,7 +35,7 @@ type Summary = {
   anchoring: Awaited<ReturnType<AnchorReads['transparency']>>;
 };
 
-export type SiteDeps = { reads: PublicReads; log: LogReads; anchors: AnchorReads; store: LedgerStore; clock: Clock };
+export type SiteDeps = { reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; store: LedgerStore; clock: Clock };
 
 export class SiteReads {
   private readonly site: SiteStore;
@@ -101,9 +102,9 @@ export class SiteReads {
 
   /** A page of the agent's decisions, newest first, before `before` (one more than shown: is there a next page?). */
   private async decisionsOf(handle: string, before: string | undefined): Promise<Result<StoredRecord[]>> {
-    const found = await this.deps.reads.agent(handle);
-    if (!found.ok) return found;
-    return ok(await this.deps.store.listAgentRecords(found.value.id, 'decision', {
+    const agent = await this.deps.store.findAgentByHandle(handle);
+    if (!agent) return fail(errors.notFound(`no agent with handle ${handle}`, 'handle'));
+    return ok(await this.deps.store.listAgentRecords(agent.id, 'decision', {
       limit: TIMELINE_PAGE + 1,
       before: before !== undefined && isRecordId(before) ? before : undefined,
     }));
@@ -122,8 +123,9 @@ export class SiteReads {
   async record(id: string) {
     if (!isRecordId(id)) return fail(errors.notFound(`no record ${id}`, 'record_id'));
     const proof = await this.deps.reads.proof(id, async (rid) => {
-      const [section, anchor] = await Promise.all([this.deps.log.proofSection(rid), this.deps.anchors.proofSection(rid)]);
-      return { ...section, ...anchor };
+      // The sections /v1/proof adds, as it adds them.
+      const [section, anchor, price] = await Promise.all([this.deps.log.proofSection(rid), this.deps.anchors.proofSection(rid), this.deps.prices.proofSection(rid)]);
+      return { ...section, ...anchor, ...price.section };
     });
     if (!proof.ok) return proof;
     const bundle = JSON.parse(proof.value.body) as ProofBundle;

@@ -8,9 +8,10 @@ import type { Clock } from '../ledger/clock.ts';
 import type { LedgerError } from '../ledger/errors.ts';
 import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';
+import type { ObservationReads } from '../market/observations.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { Assets } from './assets.ts';
-import { Docs } from './docs.ts';
+import { DocPages } from './doc-pages.ts';
 import { layout, type Frame, type Page } from './layout.ts';
 import { errorPage, notFoundPage } from './pages/errors.ts';
 import { SiteReads } from './reads.ts';
@@ -19,6 +20,7 @@ export type SiteOptions = {
   reads: PublicReads;
   log: LogReads;
   anchors: AnchorReads;
+  prices: ObservationReads;
   store: LedgerStore;
   clock: Clock;
   siteUrl: string;
@@ -31,7 +33,7 @@ const MACHINE_PATHS = /^\/(v1(\/|$)|healthz$|readyz$|metrics$|assets\/|badge\/|l
 export class Site {
   readonly reads: SiteReads;
   readonly assets = new Assets();
-  readonly docs = new Docs();
+  readonly docs = new DocPages();
   readonly frame: Frame;
 
   constructor(readonly options: SiteOptions) {

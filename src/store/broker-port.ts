@@ -84,6 +84,8 @@ export type ImportedFill = {
   linkMethod: string | null;
 };
 
+export type LinkCounts = { link_token: number; inferred: number };
+
 /** What linking needs of a decision. */
 export type DecisionForLinking = { id: string; agentId: string; symbol: string | null; recordedAt: string; content: string };
 
@@ -124,6 +126,8 @@ export interface BrokerStore {
   cumulativeByOrder(agentId: string, brokerOrderIds: readonly string[]): Promise<Map<string, string[]>>;
   /** Order keys already linked to each decision. */
   linkedOrderKeys(decisionIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** How many of the agent's imported executions (records, not fill keys) carry each link method. */
+  linkCounts(agentId: string): Promise<LinkCounts>;
 
   /** The decision carrying this link token, whoever's it is. */
   decisionByLinkToken(token: string): Promise<DecisionForLinking | null>;

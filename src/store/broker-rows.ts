@@ -1,6 +1,6 @@
 // Rows of the broker tables <-> the broker sub-port's types, shared by both adapters.
 import { encodeTime } from 'ulid';
-import type { BrokerConnection, BrokerUser, ConnectionPatch, DecisionForLinking, PositionSnapshot } from './broker-port.ts';
+import type { BrokerConnection, BrokerUser, ConnectionPatch, DecisionForLinking, LinkCounts, PositionSnapshot } from './broker-port.ts';
 import type { Row } from './rows.ts';
 
 const json = <T>(text: unknown, fallback: T): T => (typeof text === 'string' && text !== '' ? (JSON.parse(text) as T) : fallback);
@@ -88,4 +88,19 @@ export function snapshotFromRow(r: Row): PositionSnapshot {
 export function decisionRange(fromMs: number, toMs: number): { fromSortKey: string; toRecordedAt: string } {
   const clamp = (ms: number) => Math.min(Math.max(0, Math.floor(ms)), 2 ** 48 - 1);
   return { fromSortKey: encodeTime(clamp(fromMs), 10), toRecordedAt: new Date(clamp(toMs)).toISOString() };
+}
+
+/**
+ * Imported executions by link method. A fill can be indexed under two keys (SnapTrade), both
+ * pointing at its one record, so records are counted, not rows.
+ */
+export const LINK_COUNTS =
+  'SELECT link_method, COUNT(DISTINCT record_id) AS n FROM broker_fills WHERE agent_id = ? AND link_method IS NOT NULL GROUP BY link_method';
+
+export function linkCountsFromRows(rows: Row[]): LinkCounts {
+  const counts: LinkCounts = { link_token: 0, inferred: 0 };
+  for (const r of rows) {
+    if (r.link_method === 'link_token' || r.link_method === 'inferred') counts[r.link_method] = Number(r.n);
+  }
+  return counts;
 }

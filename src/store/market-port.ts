@@ -36,8 +36,19 @@ export type PriceObservation = {
     }
 );
 
-/** A decision recorded and not yet observed: what the pricing job works through, oldest first. */
-export type PendingPrice = { recordId: string; agentId: string; chainSeq: number; symbol: string; recordedAt: string };
+/**
+ * A decision recorded and not yet observed: what the pricing job works through, oldest first.
+ * `assetClass` is the decision's asset_class (some classes no provider here prices).
+ */
+export type PendingPrice = { recordId: string; agentId: string; chainSeq: number; symbol: string; recordedAt: string; assetClass: string };
+
+/**
+ * The pricing job's hold: one process prices at a time (PostgreSQL: a session advisory lock on a
+ * connection of its own, freed when that process or its connection dies; SQLite: one per process).
+ * `lost` turns true when the hold's connection fails; work already done stays valid (observations
+ * are insert-if-absent), the job just stops and asks again.
+ */
+export type PricingHold = { readonly lost: boolean; release(): Promise<void> };
 
 export type StoredClose = { date: string; close: string };
 
@@ -53,13 +64,24 @@ export type StoredReport = {
 };
 
 export interface MarketStore {
-  /** Decisions (records of kind decision) with no observation yet from `source`, oldest first. */
+  /**
+   * Decisions (records of kind decision) with no observation yet, oldest first: what `source` is
+   * to price. A decision is observed once, by whichever source priced it first (rule 6: its price
+   * at receipt), so one observed by another source (before a provider switch) is not pending. The
+   * adapters keep a scan cursor (every decision before it is observed): no walk of the whole table.
+   */
   pendingPrices(source: PriceSource, limit: number): Promise<PendingPrice[]>;
+  /** How many decisions are pending, counted up to `cap` (the operator's status). */
+  countPendingPrices(cap: number): Promise<number>;
   /** Inserts each observation unless the record already has one (idempotent; never updates). */
   saveObservations(rows: PriceObservation[]): Promise<void>;
   observationOf(recordId: string): Promise<PriceObservation | null>;
   /** An agent's observations in chain order, seq > afterSeq, at most `limit`. */
   observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]>;
+  /** How many of the agent's records with seq <= throughSeq have an observation (names an export's content). */
+  countObservations(agentId: string, throughSeq: number): Promise<number>;
+  /** The pricing job's hold, or null while another process holds it. */
+  tryPricingHold(): Promise<PricingHold | null>;
 
   /** Cached daily closes of `symbol` from `source`, dates from..to inclusive, oldest first. */
   closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]>;

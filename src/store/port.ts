@@ -128,6 +128,11 @@ export interface LedgerStore {
   countRecords(agentId?: string): Promise<RecordCounts>;
   /** Every agent with its chain head, by handle. */
   listHeads(): Promise<AgentHead[]>;
+  /**
+   * The newest record's sort key (the ULID part of its id), or null when there is none. Ids follow
+   * commit order, so a store (a replica) whose newest key is K holds every record with a key below K.
+   */
+  newestSortKey(): Promise<string | null>;
 }
 
 export type LedgerQuery = {

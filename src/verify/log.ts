@@ -3,8 +3,7 @@
 //    holding the same paths: every entry bundle hashes to the level-0 tiles, every higher tile
 //    to the tiles below, the whole to the checkpoint's root; the checkpoint's signature under the
 //    vkey; every agent's entries in chain order; and each pinned checkpoint a prefix of it;
-//  - a proof bundle's inclusion_proof: in inclusion.ts (pure, shared with the site's browser
-//    verifier), re-exported here.
+//  - a proof bundle's inclusion_proof, in proof.ts (pure, shared with the client), re-exported here.
 // Every failure names the log index, tile path, record or checkpoint at fault.
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,10 +14,10 @@ import { openCheckpoint, parseCheckpointBody, parseNote, parseVkey, type Checkpo
 import { sha256Hex } from '../core/sha256.ts';
 import { parseEntryBundle, parseTile, tileLevels, tilePath, TILE_WIDTH, type Tile } from '../core/tiles.ts';
 import type { Failure } from './records.ts';
-import { checkpointCheck, type LogCheck, type PinnedCheckpoint } from './inclusion.ts';
-import { UnusableInput } from './sources.ts';
+import { UnusableInput } from './documents.ts';
+import { checkpointCheck, type LogCheck, type PinnedCheckpoint } from './proof.ts';
 
-export { checkpointCheck, verifyBundleInclusion, type LogCheck, type PinnedCheckpoint } from './inclusion.ts';
+export { checkpointCheck, publishedVkey, verifyBundleInclusion, type LogCheck, type PinnedCheckpoint } from './proof.ts';
 
 const MAX_FAILURES = 100;
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -41,7 +40,6 @@ export async function readVkey(given: string): Promise<Vkey> {
   return vkey.value;
 }
 
-
 export async function readPinnedCheckpoint(path: string): Promise<PinnedCheckpoint> {
   let note: string;
   try {
@@ -54,19 +52,6 @@ export async function readPinnedCheckpoint(path: string): Promise<PinnedCheckpoi
   const body = parseCheckpointBody(parsed.value.text);
   if (!body.ok) throw new UnusableInput(`--pin ${path}: not a log_v1 checkpoint: ${body.error}`);
   return { path, note, checkpoint: body.value };
-}
-
-/** The log's vkey as its service publishes it on /transparency (base_url = the API base). */
-export async function publishedVkey(baseUrl: string, fetcher: typeof fetch): Promise<Vkey | null> {
-  try {
-    const res = await fetcher(`${baseUrl}/transparency`, { headers: { accept: 'application/json' } });
-    if (res.status !== 200) return null;
-    const doc = (await res.json()) as { log?: { vkey?: unknown } };
-    const vkey = typeof doc.log?.vkey === 'string' ? parseVkey(doc.log.vkey) : null;
-    return vkey?.ok ? vkey.value : null;
-  } catch {
-    return null;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,3 +244,4 @@ function pinnedAgainstTree(pin: PinnedCheckpoint, latest: Checkpoint, tree: Memo
   }
   return { name: 'pinned_checkpoint', ok: failures.length === 0, summary: `checkpoint pinned in ${pin.path} (size ${p.size}) is a prefix of the log (size ${latest.size})`, failures };
 }
+

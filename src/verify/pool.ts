@@ -2,18 +2,8 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../runtime/worker.ts';
-import { verifyChunk, type ChunkInput, type ChunkResult } from './records.ts';
-
-export type ChunkRunner = {
-  run(input: ChunkInput): Promise<ChunkResult>;
-  close(): Promise<void>;
-};
-
-/** Verifies in the calling thread. */
-export const inlineRunner: ChunkRunner = {
-  run: async (input) => verifyChunk(input),
-  close: async () => undefined,
-};
+import type { ChunkResult } from './records.ts';
+import type { ChunkRunner } from './walk.ts';
 
 export function defaultWorkerCount(): number {
   return Math.min(4, availableParallelism());

@@ -61,7 +61,7 @@ export type ChunkInput = {
 /** Failures listed per chunk (and overall); more are counted, not listed. */
 export const MAX_LISTED = 100;
 
-const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url', 'provenance', 'broker']);
+const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'proof_url', 'provenance', 'broker', 'price_observation']);
 const ENTRY_MEMBERS = new Set(['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash', 'signature']);
 const REQUIRED_MEMBERS = ['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash'];
 const SEQ = /^[1-9][0-9]{0,15}$/;
@@ -97,6 +97,30 @@ function provenanceProblems(value: Record<string, unknown>, type: unknown, conte
   }
   const broker = isObject(content) && typeof content.broker === 'string' ? content.broker : null;
   if (content !== null && value.broker !== broker) problems.push(`broker ${JSON.stringify(value.broker)} is not the content's broker ${JSON.stringify(broker)}`);
+}
+
+/**
+ * The price observed at a decision's receipt (an export line's `price_observation`) is not hashed
+ * either: it is the service's answer from a market-data provider, to check against any other
+ * source (docs/pricing.md). It must at least be about this record: a decision's, naming its id,
+ * its recorded_at as the instant priced, and the content's symbol.
+ */
+function observationProblems(value: Record<string, unknown>, entry: Record<string, unknown>, content: CanonValue | null, problems: string[]): void {
+  if (!('price_observation' in value)) return;
+  const o = value.price_observation;
+  if (entry.type !== 'decision') {
+    problems.push(`price_observation on a ${JSON.stringify(entry.type)} record (only decisions are priced)`);
+    return;
+  }
+  if (o === null) return;
+  if (!isObject(o)) {
+    problems.push('price_observation is neither an object nor null');
+    return;
+  }
+  if (o.record_id !== entry.id) problems.push(`price_observation.record_id ${JSON.stringify(o.record_id)} is not the record's id`);
+  if (o.asked_at !== entry.recorded_at) problems.push(`price_observation.asked_at ${JSON.stringify(o.asked_at)} is not the record's recorded_at`);
+  const symbol = isObject(content) ? content.symbol : undefined;
+  if (content !== null && o.symbol !== symbol) problems.push(`price_observation.symbol ${JSON.stringify(o.symbol)} is not the content's symbol ${JSON.stringify(symbol)}`);
 }
 
 function parseRecord(raw: unknown, agent: string, requireContent: boolean): Parsed | string {
@@ -135,6 +159,7 @@ function parseRecord(raw: unknown, agent: string, requireContent: boolean): Pars
     }
   }
   provenanceProblems(value, entry.type, content, problems);
+  observationProblems(value, entry, content, problems);
   const seq = typeof entry.seq === 'string' ? Number(entry.seq) : NaN;
   return {
     record: {

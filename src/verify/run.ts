@@ -4,20 +4,17 @@
 // it with the shared core, prints each check and a verdict, and exits 0 only when every check
 // passes (1 when one fails, 2 when the input cannot be verified at all). It never talks to the
 // service's database: the input is all it trusts, besides canon_v1.
-import { GENESIS_PREV_HASH } from '../core/chain.ts';
-import type { KeyInfo } from '../core/verify.ts';
-import { defaultWorkerCount, inlineRunner, workerPool, type ChunkRunner } from './pool.ts';
+import { defaultWorkerCount, workerPool } from './pool.ts';
+import { CHECKS, type Failure, type Tally } from './records.ts';
+import { openSource, UnusableInput } from './sources.ts';
+import { isLogDirectory, isLogUrl, publishedVkey, readPinnedCheckpoint, readVkey, tileSource, verifyLog, type PinnedCheckpoint } from './log.ts';
 import {
-  CHECKS, MAX_LISTED, emptyTallies, joinEdge, verifyChunk, type CheckName, type ChunkInput, type ChunkResult, type Edge, type Failure, type Tally,
-} from './records.ts';
-import { openSource, UnusableInput, type ChainPage, type PublishedHead, type PublishedKey, type Source } from './sources.ts';
-import {
-  isLogDirectory, isLogUrl, publishedVkey, readPinnedCheckpoint, readVkey, tileSource, verifyBundleInclusion, verifyLog,
-  type LogCheck, type PinnedCheckpoint,
-} from './log.ts';
-import { b64Decode } from '../core/base64.ts';
-import type { Hash } from '../core/merkle.ts';
+  QUEUE_PER_WORKER, addLogChecks, inlineRunner, parsePins, verifyChainPages, verifyExport, verifyProof, Walk,
+  type ChunkRunner, type Pin, type Report,
+} from './walk.ts';
 import type { Vkey } from '../core/note.ts';
+
+export { parsePins } from './walk.ts';
 
 export type VerifyOptions = {
   /**
@@ -32,61 +29,6 @@ export type VerifyOptions = {
   fetcher?: typeof fetch;
 };
 
-/** Records per chunk of a chain page handed to a worker (exports come in blocks of as many). */
-const CHUNK = 2000;
-/** Chunks queued per worker before reading pauses (keeps memory flat). */
-const QUEUE_PER_WORKER = 3;
-
-type Pin = { seq: number; chainHash: string };
-
-/** What a walk over records found. */
-class Walk {
-  tallies = emptyTallies();
-  failures: Failure[] = [];
-  failureCount = 0;
-  records = 0;
-  last: Edge | null;
-  pinned = new Map<number, string>();
-  extra: { name: string; ok: boolean | null; summary: string; failures: Failure[] }[] = [];
-
-  constructor(anchor: Edge | null) {
-    this.last = anchor;
-  }
-
-  private addFailure(f: Failure): void {
-    this.failureCount++;
-    if (this.failures.length < MAX_LISTED) this.failures.push(f);
-  }
-
-  add(result: ChunkResult): void {
-    if (result.first) {
-      for (const f of joinEdge(this.last, result.first)) {
-        this.tallies[f.name as CheckName].failed++;
-        this.addFailure(f);
-      }
-    }
-    for (const [name, t] of Object.entries(result.tallies) as [CheckName, Tally][]) {
-      const mine = this.tallies[name];
-      mine.checked += t.checked;
-      mine.failed += t.failed;
-      mine.skipped += t.skipped;
-    }
-    for (const f of result.failures) this.addFailure(f);
-    this.failureCount += result.failureCount - result.failures.length;
-    this.records += result.records;
-    if (result.last) this.last = result.last;
-    for (const [seq, hash] of Object.entries(result.pinned)) this.pinned.set(Number(seq), hash);
-  }
-
-  check(name: string, ok: boolean | null, summary: string, failures: Failure[] = []): void {
-    this.extra.push({ name, ok, summary, failures });
-  }
-
-  get ok(): boolean {
-    return this.failureCount === 0 && Object.values(this.tallies).every((t) => t.failed === 0) && this.extra.every((c) => c.ok !== false);
-  }
-}
-
 const CHAIN_PIN = /^[0-9]+:[0-9a-fA-F]*$/;
 
 /** Splits --pin values into chain heads (`<seq>:<chain_hash>`) and pinned checkpoint files. */
@@ -96,66 +38,7 @@ export async function splitPins(pins: string[]): Promise<{ heads: Pin[]; checkpo
   return { heads, checkpoints };
 }
 
-export function parsePins(pins: string[]): Pin[] {
-  return pins.map((p) => {
-    const m = /^([1-9][0-9]*):([0-9a-f]{64})$/.exec(p);
-    if (!m) throw new UnusableInput(`--pin must be <seq>:<chain_hash> (64 lower-case hex), got ${JSON.stringify(p)}`);
-    return { seq: Number(m[1]), chainHash: m[2]! };
-  });
-}
-
-const toKeyInfo = (keys: PublishedKey[]): KeyInfo[] => keys.map((k) => ({ id: k.id, public_key: k.public_key, revoked_at: k.revoked_at }));
-
-const GENESIS: Edge = { seq: 0, id: '', prev_hash: '', chain_hash: GENESIS_PREV_HASH, recorded_at: '' };
-
-/** Feeds chunks to the runner, keeping a bounded queue, folding results in order. */
-async function walkChunks(
-  walk: Walk,
-  chunks: AsyncIterable<{ records?: unknown[]; bytes?: Uint8Array; firstLine?: number }>,
-  base: Omit<ChunkInput, 'records' | 'bytes' | 'firstLine'>,
-  runner: () => ChunkRunner,
-  queueLimit: number,
-): Promise<void> {
-  const queue: Promise<ChunkResult>[] = [];
-  for await (const chunk of chunks) {
-    queue.push(runner().run({ ...base, ...chunk }));
-    while (queue.length >= queueLimit) walk.add(await queue.shift()!);
-  }
-  while (queue.length > 0) walk.add(await queue.shift()!);
-}
-
-function headCheck(walk: Walk, head: PublishedHead, what: string): void {
-  const last = walk.last;
-  const lastSeq = last?.seq ?? 0;
-  const lastHash = last?.chain_hash ?? GENESIS_PREV_HASH;
-  const ok = lastSeq === head.seq && lastHash === head.chain_hash;
-  walk.check('head', ok, ok
-    ? `the last record is the ${what} (seq ${head.seq}, chain_hash ${head.chain_hash})`
-    : `the ${what} is seq ${head.seq} chain_hash ${head.chain_hash}, but the records end at seq ${lastSeq} chain_hash ${lastHash}`);
-}
-
-function pinCheck(walk: Walk, pins: Pin[]): void {
-  if (pins.length === 0) return;
-  const failures: Failure[] = [];
-  for (const p of pins) {
-    const found = walk.pinned.get(p.seq);
-    if (found === undefined) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: 'the pinned record is not in what was verified' });
-    else if (found !== p.chainHash) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: `pinned chain_hash ${p.chainHash}, the chain has ${found}: history was rewritten` });
-  }
-  walk.check('pin', failures.length === 0, `${pins.length} pinned head(s) still in the chain: ${pins.length - failures.length} of ${pins.length}`, failures);
-}
-
 // ---------------------------------------------------------------------------------------------
-
-type Report = { title: string[]; walk: Walk; subject: string; log?: boolean };
-
-/** Where the log's vkey comes from: --vkey, else what the service at `baseUrl` publishes. */
-type LogContext = {
-  vkey: Vkey | null;
-  vkeyFrom: string;
-  checkpoints: PinnedCheckpoint[];
-  fetcher: typeof fetch;
-};
 
 async function resolveVkey(given: string | undefined, baseUrl: string | null, fetcher: typeof fetch): Promise<{ vkey: Vkey | null; vkeyFrom: string }> {
   if (given !== undefined) return { vkey: await readVkey(given), vkeyFrom: '--vkey' };
@@ -164,106 +47,6 @@ async function resolveVkey(given: string | undefined, baseUrl: string | null, fe
     if (vkey) return { vkey, vkeyFrom: `published on ${baseUrl}/transparency` };
   }
   return { vkey: null, vkeyFrom: 'none' };
-}
-
-function addLogChecks(walk: Walk, checks: LogCheck[]): void {
-  for (const c of checks) walk.check(c.name, c.ok, c.summary, c.failures);
-}
-
-async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
-  const { header } = source;
-  const walk = new Walk(GENESIS);
-  await walkChunks(walk, source.blocks, { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq), requireContent: true }, runner, queueLimit);
-  headCheck(walk, header.head, 'export header\'s head');
-  walk.check('record_count', walk.records === header.records, `the header announces ${header.records} records; the export holds ${walk.records}`);
-  pinCheck(walk, pins);
-  return {
-    title: [`export of agent ${header.agent.handle} (${header.format}) from ${source.origin}`, `published head: seq ${header.head.seq}, chain_hash ${header.head.chain_hash}`],
-    walk,
-    subject: header.agent.handle,
-  };
-}
-
-async function verifyChainPages(source: Extract<Source, { kind: 'chain' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
-  const first = source.first;
-  const agent = first.agent;
-  const walk = new Walk(first.after_seq === 0 ? GENESIS : null);
-  let lastPage: ChainPage = first;
-  let keys = first.keys;
-  async function* chunks() {
-    for await (const page of source.pages) {
-      lastPage = page;
-      if (page.agent !== agent) throw new UnusableInput(`a later page is of agent ${page.agent}, not ${agent}`);
-      keys = page.keys;
-      payloads = page.payloads !== false;
-      for (let i = 0; i < page.records.length; i += CHUNK) yield { records: page.records.slice(i, i + CHUNK) };
-    }
-  }
-  // Each page carries the agent's keys; a chunk is verified with the keys of its own page.
-  let payloads = first.payloads !== false;
-  const base = {
-    agent,
-    get keys() { return toKeyInfo(keys); },
-    get requireContent() { return payloads; },
-    pins: pins.map((p) => p.seq),
-  };
-  await walkChunks(walk, chunks(), base, runner, queueLimit);
-  if (first.after_seq > 0) walk.check('start', null, `the walk starts after seq ${first.after_seq}: the link to seq ${first.after_seq} is not checked`);
-  if (lastPage.has_more) walk.check('head', null, `stopped before the head (seq ${lastPage.head.seq}): this page has more`);
-  else headCheck(walk, lastPage.head, 'chain\'s head');
-  pinCheck(walk, pins);
-  return {
-    title: [`chain of agent ${agent} from ${source.origin}`, `published head: seq ${first.head.seq}, chain_hash ${first.head.chain_hash}`],
-    walk,
-    subject: agent,
-  };
-}
-
-async function verifyProof(source: Extract<Source, { kind: 'proof' }>, pins: Pin[], log: LogContext & { baseUrl: string | null }): Promise<Report> {
-  const { bundle } = source;
-  const record = bundle.record as { entry?: { seq?: unknown } } | undefined;
-  const seq = typeof record?.entry?.seq === 'string' ? Number(record.entry.seq) : NaN;
-  const walk = new Walk(seq === 1 ? GENESIS : null);
-  walk.add(verifyChunk({
-    agent: bundle.agent.handle,
-    keys: bundle.key ? toKeyInfo([bundle.key]) : [],
-    records: [bundle.record],
-    pins: pins.map((p) => p.seq),
-    requireContent: true,
-  }));
-  if (seq !== 1) walk.check('prev_hash_link', null, `the link to seq ${seq - 1} is not checked from a proof alone: verify the chain for that`);
-  const head = bundle.agent.head;
-  if (Number.isSafeInteger(seq)) {
-    const ok = seq < head.seq || (seq === head.seq && walk.last?.chain_hash === head.chain_hash);
-    walk.check('head', ok, ok
-      ? `the record (seq ${seq}) is within the agent's published head (seq ${head.seq})`
-      : `the record (seq ${seq}) is not covered by the published head (seq ${head.seq}, chain_hash ${head.chain_hash})`);
-  }
-  const { baseUrl } = log;
-  addLogChecks(walk, await verifyBundleInclusion(bundle, {
-    ...log,
-    pins: log.checkpoints,
-    consistency: baseUrl ? (from, to) => fetchConsistency(baseUrl, from, to, log.fetcher) : null,
-  }));
-  walk.check('anchor_proof', null, bundle.anchor_proof === null
-    ? 'none in the bundle: not anchored yet (canon_v1 §5 check 6 cannot run)'
-    : 'checked below up to a Bitcoin block header (anchor_proof)');
-  pinCheck(walk, pins);
-  return { title: [`proof bundle of ${bundle.id} (agent ${bundle.agent.handle}) from ${source.origin}`], walk, subject: bundle.agent.handle };
-}
-
-/** The consistency proof the service at baseUrl gives; null when it gives none. */
-async function fetchConsistency(baseUrl: string, from: number, to: number, fetcher: typeof fetch): Promise<Hash[] | null> {
-  try {
-    const res = await fetcher(`${baseUrl}/log/proof/consistency?from=${from}&to=${to}`);
-    if (res.status !== 200) return null;
-    const body = (await res.json()) as { hashes?: unknown };
-    if (!Array.isArray(body.hashes)) return null;
-    const hashes = body.hashes.map((h) => (typeof h === 'string' ? b64Decode(h) : null));
-    return hashes.every((h) => h !== null) ? (hashes as Hash[]) : null;
-  } catch {
-    return null;
-  }
 }
 
 async function verifyLogSource(source: string, options: VerifyOptions, checkpoints: PinnedCheckpoint[], fetcher: typeof fetch): Promise<Report> {

@@ -39,6 +39,9 @@ const cases: { name: string; args?: string[]; env: Record<string, string>; names
   { name: 'LEDGER_ADMIN_TOKEN too short', env: { LEDGER_ADMIN_TOKEN: 'short' }, names: /LEDGER_ADMIN_TOKEN/ },
   { name: 'LEDGER_WRITE_LIMIT_PER_MIN=0', env: { LEDGER_WRITE_LIMIT_PER_MIN: '0' }, names: /LEDGER_WRITE_LIMIT_PER_MIN/ },
   { name: 'LEDGER_REDIS_URL with http:', env: { LEDGER_REDIS_URL: 'http://127.0.0.1:6379' }, names: /LEDGER_REDIS_URL/ },
+  { name: 'LEDGER_MARKET_DATA=bogus', env: { LEDGER_MARKET_DATA: 'bogus' }, names: /^ledger: configuration: LEDGER_MARKET_DATA must be one of alpaca, synthetic, none/ },
+  { name: 'LEDGER_MARKET_DATA=alpaca without keys', env: { LEDGER_MARKET_DATA: 'alpaca' }, names: /LEDGER_ALPACA_DATA_KEY_ID and LEDGER_ALPACA_DATA_SECRET/ },
+  { name: 'LEDGER_ALPACA_DATA_PLAN unknown', env: { LEDGER_ALPACA_DATA_KEY_ID: 'PK1', LEDGER_ALPACA_DATA_SECRET: 's3cret-pass', LEDGER_ALPACA_DATA_PLAN: 'gold' }, names: /LEDGER_ALPACA_DATA_PLAN/ },
   { name: 'an SQLite path that cannot be created', env: { LEDGER_DATABASE_URL: `sqlite:${join(dir, 'a-file', 'ledger.db')}` }, names: /database|ledger\.db/i },
   { name: 'an unreachable PostgreSQL', env: { LEDGER_DATABASE_URL: 'postgres://nobody:s3cret-pass@127.0.0.1:1/ledger' }, names: /database/i },
 ];

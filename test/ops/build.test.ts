@@ -28,6 +28,9 @@ test('the package entries resolve to dist/: the core and the server start; the c
   assert.equal(typeof entry.loadConfig, 'function');
   assert.equal(entry.canonicalJson, core.canonicalJson);
   assert.match(import.meta.resolve('decision-ledger'), /\/dist\/index\.js$/);
+  const client = await import(`${name}/client`) as typeof import('../../src/client/index.ts');
+  assert.equal(typeof client.LedgerClient, 'function');
+  assert.match(import.meta.resolve(`${name}/client`), /\/dist\/client\/index\.js$/);
 });
 
 test('the compiled verifier thread starts its compiled worker and checks signatures on it', async () => {

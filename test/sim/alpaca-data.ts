@@ -21,6 +21,8 @@ export type AlpacaDataSimOptions = {
   /** Simulate the Basic plan's refusal of SIP data from the last 15 minutes. */
   freePlan?: boolean;
   now?: () => Date;
+  /** Every reply that is not scripted waits this long (a slow provider). */
+  delayMs?: number;
 };
 
 export type SeenRequest = { method: string; path: string; query: URLSearchParams; headers: IncomingMessage['headers'] };
@@ -42,9 +44,13 @@ export async function startAlpacaDataSim(options: AlpacaDataSimOptions): Promise
   const requests: SeenRequest[] = [];
   const script: ScriptedReply[] = [];
 
-  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const reply = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+  const send: typeof reply = (...args) => {
+    if (options.delayMs) setTimeout(() => reply(...args), options.delayMs);
+    else reply(...args);
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -55,9 +61,9 @@ export async function startAlpacaDataSim(options: AlpacaDataSimOptions): Promise
     }
     const scripted = script.shift();
     if (scripted) {
-      const reply = () => send(res, scripted.status, scripted.rawBody ?? scripted.body ?? { message: `scripted ${scripted.status}` }, scripted.headers);
-      if (scripted.delayMs) setTimeout(reply, scripted.delayMs);
-      else reply();
+      const answer = () => reply(res, scripted.status, scripted.rawBody ?? scripted.body ?? { message: `scripted ${scripted.status}` }, scripted.headers);
+      if (scripted.delayMs) setTimeout(answer, scripted.delayMs);
+      else answer();
       return;
     }
     const symbols = (url.searchParams.get('symbols') ?? '').split(',').filter((s) => s !== '');

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { escapeHtml, html, jsonScript, trusted } from '../../src/site/html.ts';
-import { siteHref, slug, readmeSections } from '../../src/site/docs.ts';
+import { siteHref, slug, readmeSections } from '../../src/site/doc-pages.ts';
 import { metricsTable, outcomeText, reportsFromProfile } from '../../src/site/pages/performance.ts';
 
 const HOSTILE = [

@@ -99,17 +99,16 @@ export async function siteRoutes(app: App, options: SiteRouteOptions): Promise<v
   });
 
   app.get('/docs', hidden('siteDocs'), async function siteDocs(_request, reply) {
-    return sendPage(site, reply, docsIndexPage(site.docs.gettingStarted(), site.docs.guides()));
+    return sendPage(site, reply, docsIndexPage(await site.docs.gettingStarted(), await site.docs.guides()));
   });
 
+  // `/docs/<name>.md` (the Markdown itself) and `/docs/api` (the API reference) are served by the llms-and-docs routes.
   app.get('/docs/:page', hidden('siteDoc', {
     params: Type.Object({ page: Type.String({ maxLength: 80 }) }),
   }), async function siteDoc(request, reply) {
     const name = (request.params as { page: string }).page;
-    const markdown = name.endsWith('.md');
-    const doc = site.docs.guide(markdown ? name.slice(0, -3) : name);
+    const doc = await site.docs.guide(name);
     if (!doc) return sendError(request, reply, errors.notFound(`no page /docs/${name}`, 'page'));
-    if (markdown) return reply.type('text/markdown; charset=utf-8').header('cache-control', PAGE_CACHE).send(doc.markdown);
     return sendPage(site, reply, guidePage(doc));
   });
 

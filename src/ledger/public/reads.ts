@@ -16,6 +16,7 @@ import { HANDLE_PATTERN } from '../operators.ts';
 import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin } from './documents.ts';
 import { entryText, recordJson } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
+import { ReadSources, type ReplicaOptions } from './sources.ts';
 
 const HANDLE = new RegExp(HANDLE_PATTERN);
 
@@ -32,6 +33,16 @@ export type LedgerPageQuery = {
   agent?: string | undefined;
   type?: RecordType | undefined;
   includeDemo: boolean;
+};
+
+/**
+ * What a wing adds to an export, outside every hashed byte (the market wing's price observations):
+ * members of the header (they name the export's content, so they count in its ETag), and for each
+ * page of records the text each record's line gains (`,"name":value`, or '').
+ */
+export type ExportAnnotations = {
+  header(agentId: string, throughSeq: number): Promise<Record<string, unknown>>;
+  page(records: readonly StoredRecord[]): Promise<(r: StoredRecord) => string>;
 };
 
 /** A JSON body built as text, with what the HTTP layer needs to cache it. */
@@ -58,9 +69,12 @@ export class PublicReads {
   private renderedChars = 0;
 
   readonly urls: PublicUrls;
+  /** The store each read runs on: the primary, or a read replica in front of it (sources.ts). */
+  private readonly sources: ReadSources;
 
-  constructor(private readonly store: LedgerStore, private readonly baseUrl: string) {
+  constructor(store: LedgerStore, private readonly baseUrl: string, replica: ReplicaOptions = { replica: null }) {
     this.urls = new PublicUrls(baseUrl);
+    this.sources = new ReadSources(store, replica);
   }
 
   /** recordJson with content and document, from the cache when this record was rendered before. */
@@ -84,27 +98,31 @@ export class PublicReads {
     this.renderedChars += text.length;
   }
 
-  /** The agent named by a public handle; malformed handles are simply unknown. */
-  async agent(handle: string, param = 'handle'): Promise<Result<Agent>> {
-    const agent = HANDLE.test(handle) ? await this.store.findAgentByHandle(handle) : null;
-    return agent ? ok(agent) : fail(errors.notFound(`no agent with handle ${handle}`, param));
+  /** The agent named by a public handle, and the store that knows it; malformed handles are simply unknown. */
+  private async agent(store: LedgerStore, handle: string, param = 'handle'): Promise<Result<{ agent: Agent; store: LedgerStore }>> {
+    const found = HANDLE.test(handle) ? await this.sources.agentByHandle(store, handle) : null;
+    return found ? ok({ agent: found.value, store: found.store }) : fail(errors.notFound(`no agent with handle ${handle}`, param));
   }
 
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}
 
   async recordExists(id: string): Promise<boolean> {
-    return (await this.store.findRecord(id)) !== null;
+    return this.sources.read(async (store) => (await this.sources.record(store, id)) !== null);
   }
 
-  async profile(handle: string): Promise<Result<ReturnType<typeof profileView>>> {
-    const found = await this.agent(handle);
+  profile(handle: string): Promise<Result<ReturnType<typeof profileView>>> {
+    return this.sources.read((store) => this.profileOn(store, handle));
+  }
+
+  private async profileOn(replicaOrPrimary: LedgerStore, handle: string): Promise<Result<ReturnType<typeof profileView>>> {
+    const found = await this.agent(replicaOrPrimary, handle);
     if (!found.ok) return found;
-    const agent = found.value;
+    const { agent, store } = found.value;
     const [head, counts, keys] = await Promise.all([
-      this.store.chainHead(agent.id),
-      this.store.countRecords(agent.id),
-      this.store.listSigningKeys(agent.id),
+      store.chainHead(agent.id),
+      store.countRecords(agent.id),
+      store.listSigningKeys(agent.id),
     ]);
     return ok(profileView(agent, head, counts, keys, {
       chain: this.urls.chainUrl(agent.handle),
@@ -115,17 +133,21 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}/chain
 
-  async chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
-    const found = await this.agent(query.handle);
+  chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
+    return this.sources.read((store) => this.chainPageOn(store, query));
+  }
+
+  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<JsonText>> {
+    const found = await this.agent(replicaOrPrimary, query.handle);
     if (!found.ok) return found;
-    const agent = found.value;
+    const { agent } = found.value;
     // The head is read first and the page stops at it, so a page never shows a record its own
     // `head` does not cover, even while the agent records.
-    const head = await this.store.chainHead(agent.id);
-    const keys = await this.store.listSigningKeys(agent.id);
+    const { value: head, store } = await this.sources.chain(found.value.store, agent.id, query.afterSeq);
+    const keys = await store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
     const shape = { payloads: query.payloads, document: query.payloads };
-    const { texts, last } = await this.chainTexts(agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
+    const { texts, last } = await this.chainTexts(store, agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
     const hasMore = last < head.seq;
     const meta = {
       object: 'chain',
@@ -145,12 +167,12 @@ export class PublicReads {
   }
 
   /** Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page budget. */
-  private async chainTexts(agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
+  private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
     const texts: string[] = [];
     let chars = 0;
     let last = afterSeq;
     while (texts.length < room && (texts.length === 0 || chars < PAGE_CHAR_BUDGET)) {
-      const chunk = await this.store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length));
+      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length));
       if (chunk.length === 0) break;
       for (const r of chunk) {
         if (texts.length > 0 && chars >= PAGE_CHAR_BUDGET) break;
@@ -167,13 +189,18 @@ export class PublicReads {
   // GET /v1/proof/{record_id}
 
   /** `sections` adds the proofs other wings hold (the global log's inclusion_proof) to a found record's bundle. */
-  async proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<JsonText>> {
-    const record = isRecordId(recordId) ? await this.store.findRecord(recordId) : null;
-    if (!record) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
+  proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<JsonText>> {
+    return this.sources.read((store) => this.proofOn(store, recordId, sections));
+  }
+
+  private async proofOn(replicaOrPrimary: LedgerStore, recordId: string, sections: (id: string) => Promise<Record<string, unknown>>): Promise<Result<JsonText>> {
+    const found = isRecordId(recordId) ? await this.sources.record(replicaOrPrimary, recordId) : null;
+    if (!found) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
+    const { value: record, store } = found;
     const [agent, head, key, extra] = await Promise.all([
-      this.store.findAgentById(record.agentId),
-      this.store.chainHead(record.agentId),
-      record.signature ? this.store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
+      store.findAgentById(record.agentId),
+      store.chainHead(record.agentId),
+      record.signature ? store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
       sections(record.id),
     ]);
     const meta = {
@@ -204,18 +231,24 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/ledger
 
-  async ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
+  ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
+    return this.sources.read((store) => this.ledgerPageOn(store, query));
+  }
+
+  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<JsonText>> {
     let agentId: string | undefined;
+    let store = replicaOrPrimary;
     if (query.agent !== undefined) {
-      const found = await this.agent(query.agent, 'agent');
+      const found = await this.agent(store, query.agent, 'agent');
       if (!found.ok) return found;
-      if (found.value.demo && !query.includeDemo) {
+      if (found.value.agent.demo && !query.includeDemo) {
         return fail(errors.invalidRequest(`agent ${query.agent} is a demo agent and demo records are hidden by default; pass include_demo=true to see them`, 'include_demo'));
       }
-      agentId = found.value.id;
+      agentId = found.value.agent.id;
+      store = found.value.store;
     }
     const filter = { symbol: query.symbol, agentId, type: query.type, includeDemo: query.includeDemo };
-    const { data, hasMore, lastId } = await this.ledgerTexts(query.limit, query.cursor, filter);
+    const { data, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
     const nextCursor = hasMore ? lastId : null;
     const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
       `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
@@ -223,14 +256,14 @@ export class PublicReads {
   }
 
   /** Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time, within the page budget. */
-  private async ledgerTexts(limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
+  private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
     const data: string[] = [];
     let chars = 0;
     let before = cursor === undefined ? undefined : sortKeyOf(cursor);
     let lastId: string | null = null;
     for (;;) {
       const want = Math.min(PAGE_READ_CHUNK, limit - data.length);
-      const rows = await this.store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
+      const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
       for (const r of rows.slice(0, want)) {
         const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
         data.push(text);
@@ -261,12 +294,21 @@ export class PublicReads {
    * head read at the start. Records are read EXPORT_PAGE at a time, one page per yielded chunk,
    * so memory stays flat however long the chain is. `etag` names the export's content.
    */
-  async export(handle: string): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
-    const found = await this.agent(handle, 'agent');
+  export(handle: string, annotations?: ExportAnnotations): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+    return this.sources.read((store) => this.exportOn(store, handle, annotations));
+  }
+
+  private async exportOn(
+    replicaOrPrimary: LedgerStore,
+    handle: string,
+    annotations?: ExportAnnotations,
+  ): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+    const found = await this.agent(replicaOrPrimary, handle, 'agent');
     if (!found.ok) return found;
-    const agent = found.value;
-    const head = await this.store.chainHead(agent.id);
-    const keys = await this.store.listSigningKeys(agent.id);
+    const { agent, store } = found.value;
+    const head = await store.chainHead(agent.id);
+    const keys = await store.listSigningKeys(agent.id);
+    const extra = annotations ? await annotations.header(agent.id, head.seq) : {};
     const header = {
       object: 'export',
       format: EXPORT_FORMAT,
@@ -277,15 +319,16 @@ export class PublicReads {
       head: headView(head),
       records: head.seq,
       chain_url: this.urls.chainUrl(agent.handle),
+      ...extra,
     };
     const headerText = JSON.stringify(header);
     const etag = `W/"${sha256Hex(headerText).slice(0, 32)}"`;
-    const store = this.store;
     async function* lines(): AsyncGenerator<string> {
       yield headerText + '\n';
       for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE)) {
+        const more = annotations ? await annotations.page(page) : () => '';
         let chunk = '';
-        for (const r of page) chunk += recordJson(r, { payloads: true, document: false }) + '\n';
+        for (const r of page) chunk += recordJson(r, { payloads: true, document: false }, more(r)) + '\n';
         yield chunk;
       }
     }
@@ -295,8 +338,12 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/transparency
 
-  async transparency(now: Date) {
-    const [heads, counts] = await Promise.all([this.store.listHeads(), this.store.countRecords()]);
+  transparency(now: Date) {
+    return this.sources.read((store) => this.transparencyOn(store, now));
+  }
+
+  private async transparencyOn(store: LedgerStore, now: Date) {
+    const [heads, counts] = await Promise.all([store.listHeads(), store.countRecords()]);
     return transparencyView(now, heads.map(({ agent, head }) => ({
       agent: agent.handle,
       demo: agent.demo,

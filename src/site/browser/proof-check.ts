@@ -6,7 +6,7 @@
 import { canonicalJson, type CanonValue } from '../../core/canon.ts';
 import { b64urlDecode } from '../../core/base64url.ts';
 import { parseVkey, type Vkey } from '../../core/note.ts';
-import { verifyBundleInclusion, type LogCheck } from '../../verify/inclusion.ts';
+import { verifyBundleInclusion, type LogCheck } from '../../verify/proof.ts';
 import { verifyChunk, type CheckName, type ChunkResult } from '../../verify/records.ts';
 
 export type Check = { name: string; label: string; ok: boolean | null; detail: string };

@@ -1,6 +1,6 @@
 // `/docs` (getting started, from the README, and the list of guides) and `/docs/<name>` (one
 // guide of docs/). The API reference, `/docs/api`, is rendered from /v1/openapi.json elsewhere.
-import type { Doc } from '../docs.ts';
+import type { Doc } from '../doc-pages.ts';
 import { html, trusted } from '../html.ts';
 import type { Page } from '../layout.ts';
 

@@ -3,11 +3,12 @@
 // the length of the sync (a crashed node's lock goes with its session).
 import type pg from 'pg';
 import type {
-  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedFill,
+  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedFill, LinkCounts,
   PositionSnapshot, Sealed, SyncLock,
 } from '../broker-port.ts';
 import {
-  CONNECTION_COLUMNS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, patchColumns, snapshotFromRow, userFromRow,
+  CONNECTION_COLUMNS, LINK_COUNTS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, linkCountsFromRows, patchColumns,
+  snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
 import type { PostgresStore } from './store.ts';
@@ -110,6 +111,10 @@ export class PostgresBrokerStore implements BrokerStore {
     const rows = await this.q('SELECT DISTINCT decision_id, order_key FROM broker_fills WHERE decision_id = ANY($1::text[])', [[...new Set(decisionIds)]]);
     for (const r of rows) out.set(String(r.decision_id), [...(out.get(String(r.decision_id)) ?? []), String(r.order_key)]);
     return out;
+  }
+
+  async linkCounts(agentId: string): Promise<LinkCounts> {
+    return linkCountsFromRows(await this.q(LINK_COUNTS.replace('?', '$1'), [agentId]));
   }
 
   async decisionByLinkToken(token: string): Promise<DecisionForLinking | null> {

@@ -1,11 +1,12 @@
 // The broker sub-port on SQLite: the same database file as the SqliteStore (its connection).
 // One sync per connection at a time is kept in this process (SQLite serves one process).
 import type {
-  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedFill,
+  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedFill, LinkCounts,
   PositionSnapshot, Sealed, SyncLock,
 } from '../broker-port.ts';
 import {
-  CONNECTION_COLUMNS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, patchColumns, snapshotFromRow, userFromRow,
+  CONNECTION_COLUMNS, LINK_COUNTS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, linkCountsFromRows, patchColumns,
+  snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteStore } from './store.ts';
@@ -129,6 +130,10 @@ export class SqliteBrokerStore implements BrokerStore {
       for (const r of rows) out.set(String(r.decision_id), [...(out.get(String(r.decision_id)) ?? []), String(r.order_key)]);
     }
     return out;
+  }
+
+  async linkCounts(agentId: string): Promise<LinkCounts> {
+    return linkCountsFromRows(this.rows(LINK_COUNTS, agentId));
   }
 
   async decisionByLinkToken(token: string): Promise<DecisionForLinking | null> {

@@ -97,14 +97,17 @@ export class Checkpointer {
     return run;
   }
 
-  /** One PASSIVE checkpoint on the worker; null (and the worker given up) if it fails or exits. */
+  /**
+   * One PASSIVE checkpoint on the worker; null if it fails. A worker that fails or exits is given
+   * up; a checkpoint SQLite refused (a full disk) is only skipped: the next one runs as usual.
+   */
   private passive(): Promise<CheckpointResult | null> {
     return new Promise((resolve) => {
       const worker = this.start();
       const settle = (reply: CheckpointReply | null) => {
         worker.off('message', settle).off('error', fail).off('exit', fail);
         if (reply?.ok) return resolve(reply.result);
-        this.fail();
+        if (reply === null) this.fail();
         resolve(null);
       };
       const fail = () => settle(null);

@@ -240,4 +240,67 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO log_anchor_state (id, calendars_unreachable_since) VALUES (1, NULL);
   `,
+  // Executions by link method per agent, counted for the `verified` badge: an index-only count.
+  `
+  CREATE INDEX broker_fills_agent_link ON broker_fills(agent_id, link_method, record_id);
+  `,
+  // Market data (issue 14): the price observed at each decision's receipt (one per decision,
+  // append-only like the log, counted per agent by trigger for the export's ETag), the pricing
+  // job's scan cursor (every decision before it is observed), cached daily closes and stored
+  // performance reports (both replaceable).
+  `
+  CREATE TABLE price_observations (
+    record_id TEXT PRIMARY KEY REFERENCES records(id),
+    agent_id TEXT NOT NULL,
+    chain_seq INTEGER NOT NULL,
+    symbol TEXT NOT NULL,
+    asked_at TEXT NOT NULL,
+    observed_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    feed TEXT,
+    synthetic INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('priced', 'unpriced')),
+    price TEXT,
+    provider_time TEXT,
+    age_ms INTEGER,
+    stale INTEGER,
+    reason TEXT,
+    CHECK ((status = 'priced' AND price IS NOT NULL AND provider_time IS NOT NULL AND age_ms IS NOT NULL AND stale IS NOT NULL AND reason IS NULL)
+      OR (status = 'unpriced' AND price IS NULL AND provider_time IS NULL AND age_ms IS NULL AND stale IS NULL AND reason IS NOT NULL))
+  );
+  CREATE INDEX price_observations_agent ON price_observations(agent_id, chain_seq);
+  CREATE TRIGGER price_observations_no_update BEFORE UPDATE ON price_observations
+    BEGIN SELECT RAISE(ABORT, 'price_observations_are_append_only'); END;
+  CREATE TRIGGER price_observations_no_delete BEFORE DELETE ON price_observations
+    BEGIN SELECT RAISE(ABORT, 'price_observations_are_append_only'); END;
+  CREATE TABLE price_counts (
+    agent_id TEXT PRIMARY KEY,
+    observations INTEGER NOT NULL
+  );
+  CREATE TRIGGER price_observations_count AFTER INSERT ON price_observations
+  BEGIN
+    INSERT OR IGNORE INTO price_counts (agent_id, observations) VALUES (NEW.agent_id, 0);
+    UPDATE price_counts SET observations = observations + 1 WHERE agent_id = NEW.agent_id;
+  END;
+  CREATE TABLE price_scan (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    sort_key TEXT NOT NULL
+  );
+  CREATE TABLE market_closes (
+    source TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    date TEXT NOT NULL,
+    close TEXT NOT NULL,
+    PRIMARY KEY (source, symbol, date)
+  ) WITHOUT ROWID;
+  CREATE TABLE performance_reports (
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    portfolio TEXT NOT NULL CHECK (portfolio IN ('model', 'broker')),
+    through_seq INTEGER NOT NULL,
+    as_of TEXT NOT NULL,
+    computed_at TEXT NOT NULL,
+    report TEXT NOT NULL,
+    PRIMARY KEY (agent_id, portfolio)
+  );
+  `,
 ];

@@ -9,6 +9,7 @@
 // reached the disk, so after one failure every append fails until the process restarts.
 import { open, type FileHandle } from 'node:fs/promises';
 import { statSync } from 'node:fs';
+import { StoreUnavailable } from '../port.ts';
 
 export class WalSync {
   private current: { inode: number; handle: Promise<FileHandle> } | null = null;
@@ -30,7 +31,7 @@ export class WalSync {
       const handle = await this.handle();
       await handle.sync();
     } catch (err) {
-      this.failure ??= new Error(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`);
+      this.failure ??= new StoreUnavailable(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`, { cause: err });
       throw this.failure;
     }
   }

@@ -28,7 +28,7 @@ export async function exportRoutes(app: App, options: PublicRouteOptions): Promi
     },
   }, async function exportChain(request, reply) {
     const handle = request.query.agent;
-    const exported = await options.reads.export(handle);
+    const exported = await options.reads.export(handle, options.prices.exportAnnotations());
     if (!exported.ok) return sendError(request, reply, exported.error);
     const { etag, lines } = exported.value;
     const raw = reply as FastifyReply; // 304 and a stream are outside the documented 200 schema

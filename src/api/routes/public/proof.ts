@@ -19,14 +19,14 @@ export async function proofRoutes(app: App, options: PublicRouteOptions): Promis
       response: { 200: ProofResponse, ...errorResponses(404, 429) },
     },
   }, async function getProof(request, reply) {
-    let integrated = true;
+    let settled = true;
     const proof = await options.reads.proof(request.params.record_id, async (id) => {
-      const [section, anchor] = await Promise.all([options.log.proofSection(id), options.anchors.proofSection(id)]);
-      integrated = section.inclusion_proof !== null;
-      return { ...section, ...anchor };
+      const [section, anchor, price] = await Promise.all([options.log.proofSection(id), options.anchors.proofSection(id), options.prices.proofSection(id)]);
+      settled = section.inclusion_proof !== null && price.settled;
+      return { ...section, ...anchor, ...price.section };
     });
     if (!proof.ok) return sendError(request, reply, proof.error);
-    cacheFor(reply, integrated ? 'proof' : 'short');
+    cacheFor(reply, settled ? 'proof' : 'short');
     return sendJsonText(reply, proof.value.body);
   });
   preflightRoute(app, '/v1/proof/:record_id');

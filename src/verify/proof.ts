@@ -1,21 +1,34 @@
-// The verifier's checks of one checkpoint and of a proof bundle's inclusion_proof (log_v1 §6):
-// the checkpoint is signed by the log key, the record's leaf leads to its root, the tlog-proof
-// says the same, and a pinned checkpoint is consistent with it. Pure: the core alone, no Node
-// module, so the site's browser verifier (src/site/browser) runs exactly this code.
+// The checks of a proof bundle that go beyond its record (log_v1 §6): the bundle's checkpoint is
+// signed by the log, its inclusion_proof leads from the record's chain entry to the checkpoint's
+// root, and a pinned checkpoint is consistent with it. Pure (fetch and the core only), so the
+// client (src/client) runs it in a browser as `ledger verify` (log.ts, run.ts) runs it in Node.
 import { b64Decode } from '../core/base64.ts';
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { verifyRaw } from '../core/ed25519.ts';
 import { hashesEqual, leafHash, verifyConsistency, verifyInclusion, type Hash } from '../core/merkle.ts';
-import { openCheckpoint, parseCheckpointBody, parseNote, type Checkpoint, type Vkey } from '../core/note.ts';
+import { openCheckpoint, parseCheckpointBody, parseNote, parseVkey, type Checkpoint, type Vkey } from '../core/note.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
 import type { Failure } from './records.ts';
 
 /** One printed check: ok true / false, or null for a note (nothing to check). */
 export type LogCheck = { name: string; ok: boolean | null; summary: string; failures: Failure[] };
 
+const encoder = new TextEncoder();
+
 export type PinnedCheckpoint = { path: string; note: string; checkpoint: Checkpoint };
 
-const encoder = new TextEncoder();
+/** The log's vkey as its service publishes it on /transparency (base_url = the API base). */
+export async function publishedVkey(baseUrl: string, fetcher: typeof fetch): Promise<Vkey | null> {
+  try {
+    const res = await fetcher(`${baseUrl}/transparency`, { headers: { accept: 'application/json' } });
+    if (res.status !== 200) return null;
+    const doc = (await res.json()) as { log?: { vkey?: unknown } };
+    const vkey = typeof doc.log?.vkey === 'string' ? parseVkey(doc.log.vkey) : null;
+    return vkey?.ok ? vkey.value : null;
+  } catch {
+    return null;
+  }
+}
 
 /** Checks a checkpoint's signature (when a vkey is known) and returns its body. */
 export function checkpointCheck(note: string, vkey: Vkey | null, vkeyFrom: string, what: string): { check: LogCheck; checkpoint: Checkpoint | null } {
@@ -30,10 +43,6 @@ export function checkpointCheck(note: string, vkey: Vkey | null, vkeyFrom: strin
     ? { check: { name: 'checkpoint', ok: true, summary: `${what} (${body.value.origin}, size ${body.value.size}) is signed by the log key (${vkeyFrom})`, failures: [] }, checkpoint: body.value }
     : { check: { name: 'checkpoint', ok: false, summary: `${what} does not verify under the log key (${vkeyFrom}): ${opened.error}`, failures: [] }, checkpoint: body.value };
 }
-
-
-// ---------------------------------------------------------------------------------------------
-// A proof bundle's inclusion_proof
 
 type InclusionProof = { log_index: number; tree_size: number; hashes: string[]; checkpoint: string; tlog_proof: string };
 
@@ -116,4 +125,18 @@ async function pinnedAgainstProof(
   return v.ok
     ? { name: 'pinned_checkpoint', ok: true, summary: `the pinned checkpoint (size ${p.size}) and the bundle's (size ${latest.size}) are consistent`, failures: [] }
     : fail(`no consistent history from size ${older.size} to ${newer.size}: ${v.error}`);
+}
+
+/** The consistency proof the service at baseUrl gives; null when it gives none. */
+export async function fetchConsistency(baseUrl: string, from: number, to: number, fetcher: typeof fetch): Promise<Hash[] | null> {
+  try {
+    const res = await fetcher(`${baseUrl}/log/proof/consistency?from=${from}&to=${to}`);
+    if (res.status !== 200) return null;
+    const body = (await res.json()) as { hashes?: unknown };
+    if (!Array.isArray(body.hashes)) return null;
+    const hashes = body.hashes.map((h) => (typeof h === 'string' ? b64Decode(h) : null));
+    return hashes.every((h) => h !== null) ? (hashes as Hash[]) : null;
+  } catch {
+    return null;
+  }
 }

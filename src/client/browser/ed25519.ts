@@ -1,6 +1,7 @@
-// The browser build's Ed25519 seam: replaces src/core/ed25519.ts (node:crypto) in the bundle,
-// with the same exports, backed by @noble/ed25519 in RFC 8032 mode (as node:crypto verifies).
-// The page also checks a record's signature with WebCrypto where the browser has Ed25519.
+// The browser's replacement for src/core/ed25519.ts (package.json `browser` maps one onto the
+// other in a browser bundle): the same checks over @noble/ed25519, synchronous as the core needs
+// them, with RFC 8032's strict rules (not ZIP 215) so a browser accepts exactly the signatures
+// node:crypto (OpenSSL) accepts on the service.
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { b64urlDecode } from '../../core/base64url.ts';

@@ -1,0 +1,26 @@
+// Pricing in a serving process: the pricing job (pricing.ts) for the configured provider, beside
+// the HTTP service until shutdown, and its status for /readyz. With provider `none` nothing runs
+// and the status says why. On PostgreSQL every API node starts one; the store's hold lets one of
+// them price at a time.
+import { marketStoreOf } from '../store/market.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { ObservationReads } from './observations.ts';
+import type { MarketData } from './port.ts';
+import { PricingJob, pricingOff, type PricingOptions, type PricingStatus } from './pricing.ts';
+
+export type Pricing = { status(): PricingStatus; start(): void; stop(): Promise<void> };
+
+export function pricingService(
+  store: LedgerStore,
+  market: MarketData,
+  onNotice: PricingOptions['onNotice'],
+  tuning: Omit<PricingOptions, 'market' | 'store' | 'onNotice'> = {},
+): Pricing {
+  if (market.source === 'none') return { status: () => pricingOff(market), start: () => undefined, stop: async () => undefined };
+  return new PricingJob({ ...tuning, market, store: marketStoreOf(store), onNotice });
+}
+
+/** The public reads of the observations (proof and export), over the store's market tables. */
+export function observationReads(store: LedgerStore): ObservationReads {
+  return new ObservationReads(marketStoreOf(store));
+}

@@ -1,0 +1,92 @@
+// Rows of the market tables <-> the market sub-port's types, shared by both adapters.
+import type { PendingPrice, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
+import type { Row } from './rows.ts';
+
+export const OBSERVATION_COLUMNS = [
+  'record_id', 'agent_id', 'chain_seq', 'symbol', 'asked_at', 'observed_at', 'source', 'feed', 'synthetic',
+  'status', 'price', 'provider_time', 'age_ms', 'stale', 'reason',
+] as const;
+
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+/** Column values in OBSERVATION_COLUMNS order; booleans as `bool` makes them (SQLite 0/1, PostgreSQL true/false). */
+export function observationValues<B>(o: PriceObservation, bool: (b: boolean) => B): unknown[] {
+  const common = [o.recordId, o.agentId, o.chainSeq, o.symbol, o.askedAt, o.observedAt, o.source, o.feed, bool(o.synthetic), o.status];
+  return o.status === 'priced'
+    ? [...common, o.price, o.providerTime, o.ageMs, bool(o.stale), null]
+    : [...common, null, null, null, null, o.reason];
+}
+
+export function observationFromRow(r: Row): PriceObservation {
+  // One object per row, no intermediate: an export reads these a thousand at a time.
+  const o = {
+    recordId: String(r.record_id),
+    agentId: String(r.agent_id),
+    chainSeq: Number(r.chain_seq),
+    symbol: String(r.symbol),
+    askedAt: String(r.asked_at),
+    observedAt: String(r.observed_at),
+    source: String(r.source) as PriceSource,
+    feed: strOrNull(r.feed),
+    synthetic: Boolean(r.synthetic),
+  } as Record<string, unknown>;
+  if (r.status === 'priced') {
+    o.status = 'priced';
+    o.price = String(r.price);
+    o.providerTime = String(r.provider_time);
+    o.ageMs = Number(r.age_ms);
+    o.stale = Boolean(r.stale);
+  } else {
+    o.status = 'unpriced';
+    o.reason = String(r.reason);
+  }
+  return o as PriceObservation;
+}
+
+export function pendingFromRow(r: Row): PendingPrice {
+  return {
+    recordId: String(r.id),
+    agentId: String(r.agent_id),
+    chainSeq: Number(r.chain_seq),
+    symbol: String(r.symbol ?? ''),
+    recordedAt: String(r.recorded_at),
+    assetClass: String(r.asset_class ?? 'US_EQUITY'),
+  };
+}
+
+export function reportFromRow(r: Row): StoredReport {
+  return {
+    agentId: String(r.agent_id),
+    portfolio: String(r.portfolio) as StoredReport['portfolio'],
+    throughSeq: Number(r.through_seq),
+    asOf: String(r.as_of),
+    computedAt: String(r.computed_at),
+    report: String(r.report),
+  };
+}
+
+/**
+ * The pending scan, in both dialects: decisions at or after the cursor with no observation, oldest
+ * first, through records_type_sort (type, sort_key) and the observations' primary key. `json` is the
+ * dialect's way to read asset_class out of the stored canon_v1 content.
+ */
+export function pendingSql(p: (i: number) => string, assetClass: string): string {
+  return `SELECT r.id, r.agent_id, r.chain_seq, r.symbol, r.recorded_at, r.sort_key, ${assetClass} AS asset_class FROM records r
+    WHERE r.type = 'decision' AND r.sort_key >= ${p(1)}
+      AND NOT EXISTS (SELECT 1 FROM price_observations o WHERE o.record_id = r.id)
+    ORDER BY r.sort_key LIMIT ${p(2)}`;
+}
+
+export function countPendingSql(p: (i: number) => string): string {
+  return `SELECT COUNT(*) AS n FROM (SELECT 1 FROM records r WHERE r.type = 'decision' AND r.sort_key >= ${p(1)}
+    AND NOT EXISTS (SELECT 1 FROM price_observations o WHERE o.record_id = r.id) ORDER BY r.sort_key LIMIT ${p(2)}) pending`;
+}
+
+export const NEWEST_DECISION_SQL = "SELECT sort_key FROM records WHERE type = 'decision' ORDER BY sort_key DESC LIMIT 1";
+
+/**
+ * An agent's observations of records up to a seq: the trigger-kept total less the few beyond the
+ * seq (records after an export's head), so an export's ETag never counts the whole table.
+ */
+export const COUNT_OBSERVATIONS_SQL = `SELECT COALESCE((SELECT observations FROM price_counts WHERE agent_id = $1), 0)
+  - (SELECT COUNT(*) FROM price_observations WHERE agent_id = $2 AND chain_seq > $3) AS n`;

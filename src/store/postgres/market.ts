@@ -1,0 +1,116 @@
+// The market sub-port on PostgreSQL (store/market-port.ts), over the PostgresStore's pool. The
+// pricing job's hold is a session advisory lock on a connection of its own: one API node prices
+// at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
+import pg from 'pg';
+import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import {
+  COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+} from '../market-rows.ts';
+import type { Row } from '../rows.ts';
+import type { PostgresStore } from './store.ts';
+
+export const pricingLockKey = (schema: string) => `ledger-pricing:${schema}`;
+
+const p = (i: number) => `$${i}`;
+
+/** Observations per INSERT: well under PostgreSQL's 65,535 bound parameters. */
+const INSERT_CHUNK = 500;
+
+export class PostgresMarketStore implements MarketStore {
+  constructor(private readonly store: PostgresStore) {}
+
+  private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.store.pool.query(sql, params)).rows as Row[];
+  }
+
+  private async scanCursor(): Promise<string> {
+    const [row] = await this.q('SELECT sort_key FROM price_scan WHERE id = 1');
+    return row ? String(row.sort_key) : '';
+  }
+
+  async pendingPrices(_source: PriceSource, limit: number): Promise<PendingPrice[]> {
+    const cursor = await this.scanCursor();
+    // Read before the scan: appends commit in sort-key order (the append lock), so every decision
+    // up to it is committed; if the scan then finds none pending, the cursor may move to it.
+    const [newest] = await this.q(NEWEST_DECISION_SQL);
+    const rows = await this.q(pendingSql(p, "(r.content::json)->>'asset_class'"), [cursor, limit]);
+    const next = rows.length > 0 ? String(rows[0]!.sort_key) : newest ? String(newest.sort_key) : cursor;
+    if (next > cursor) {
+      // Several nodes may move it; any value one of them computed stays true, so keep the furthest.
+      await this.q(`INSERT INTO price_scan (id, sort_key) VALUES (1, $1)
+        ON CONFLICT (id) DO UPDATE SET sort_key = GREATEST(price_scan.sort_key, excluded.sort_key)`, [next]);
+    }
+    return rows.map(pendingFromRow);
+  }
+
+  async countPendingPrices(cap: number): Promise<number> {
+    const [row] = await this.q(countPendingSql(p), [await this.scanCursor(), cap]);
+    return Number(row!.n);
+  }
+
+  async saveObservations(observations: PriceObservation[]): Promise<void> {
+    for (let i = 0; i < observations.length; i += INSERT_CHUNK) {
+      const values = observations.slice(i, i + INSERT_CHUNK).map((o) => observationValues(o, (b) => b));
+      const width = OBSERVATION_COLUMNS.length;
+      const tuples = values.map((_, r) => `(${OBSERVATION_COLUMNS.map((_, c) => `$${r * width + c + 1}`).join(', ')})`);
+      await this.q(`INSERT INTO price_observations (${OBSERVATION_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}
+        ON CONFLICT (record_id) DO NOTHING`, values.flat());
+    }
+  }
+
+  async observationOf(recordId: string): Promise<PriceObservation | null> {
+    const [row] = await this.q('SELECT * FROM price_observations WHERE record_id = $1', [recordId]);
+    return row ? observationFromRow(row) : null;
+  }
+
+  async observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]> {
+    return (await this.q('SELECT * FROM price_observations WHERE agent_id = $1 AND chain_seq > $2 ORDER BY chain_seq LIMIT $3', [agentId, afterSeq, limit]))
+      .map(observationFromRow);
+  }
+
+  async countObservations(agentId: string, throughSeq: number): Promise<number> {
+    const [row] = await this.q(COUNT_OBSERVATIONS_SQL, [agentId, agentId, throughSeq]);
+    return Number(row!.n);
+  }
+
+  async tryPricingHold(): Promise<PricingHold | null> {
+    const { connectionString, connectionTimeoutMillis } = this.store.pool.options;
+    const client = new pg.Client({ connectionString, connectionTimeoutMillis, options: `-c search_path=${this.store.schema}` });
+    const hold = { lost: false, release: async () => { hold.lost = true; await client.end().catch(() => undefined); } };
+    client.on('error', () => { hold.lost = true; });
+    try {
+      await client.connect();
+      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [pricingLockKey(this.store.schema)]);
+      if (rows[0]?.locked === true) return hold;
+    } catch {
+      // unreachable database: no hold this time
+    }
+    await client.end().catch(() => undefined);
+    return null;
+  }
+
+  async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {
+    return (await this.q('SELECT date, close FROM market_closes WHERE source = $1 AND symbol = $2 AND date >= $3 AND date <= $4 ORDER BY date',
+      [source, symbol, from, to])).map((r) => ({ date: String(r.date), close: String(r.close) }));
+  }
+
+  async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[]): Promise<void> {
+    if (closes.length === 0) return;
+    await this.q(`INSERT INTO market_closes (source, symbol, date, close)
+      SELECT $1, $2, d, c FROM unnest($3::text[], $4::text[]) AS t(d, c)
+      ON CONFLICT (source, symbol, date) DO UPDATE SET close = excluded.close`,
+    [source, symbol, closes.map((c) => c.date), closes.map((c) => c.close)]);
+  }
+
+  async report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null> {
+    const [row] = await this.q('SELECT * FROM performance_reports WHERE agent_id = $1 AND portfolio = $2', [agentId, portfolio]);
+    return row ? reportFromRow(row) : null;
+  }
+
+  async saveReport(r: StoredReport): Promise<void> {
+    await this.q(`INSERT INTO performance_reports (agent_id, portfolio, through_seq, as_of, computed_at, report) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (agent_id, portfolio) DO UPDATE SET through_seq = excluded.through_seq, as_of = excluded.as_of,
+        computed_at = excluded.computed_at, report = excluded.report`,
+    [r.agentId, r.portfolio, r.throughSeq, r.asOf, r.computedAt, r.report]);
+  }
+}

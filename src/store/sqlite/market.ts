@@ -1,0 +1,112 @@
+// The market sub-port on SQLite (store/market-port.ts): the same database file as the SqliteStore
+// (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
+import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import {
+  COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+} from '../market-rows.ts';
+import type { Row } from '../rows.ts';
+import type { SqliteStore } from './store.ts';
+
+/** Pricing holds taken in this process, by database path (an in-memory database by its store). */
+const heldPricing = new Set<unknown>();
+
+const q = () => '?';
+
+export class SqliteMarketStore implements MarketStore {
+  constructor(private readonly store: SqliteStore) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  private rows(sql: string, ...params: unknown[]): Row[] {
+    return this.db.prepare(sql).all(...params) as Row[];
+  }
+
+  private scanCursor(): string {
+    const [row] = this.rows('SELECT sort_key FROM price_scan WHERE id = 1');
+    return row ? String(row.sort_key) : '';
+  }
+
+  async pendingPrices(_source: PriceSource, limit: number): Promise<PendingPrice[]> {
+    const cursor = this.scanCursor();
+    // Read before the scan: every decision up to it is committed, so if the scan finds none
+    // pending, all of them are observed and the cursor may move to it.
+    const [newest] = this.rows(NEWEST_DECISION_SQL);
+    const rows = this.rows(pendingSql(q, "json_extract(r.content, '$.asset_class')"), cursor, limit);
+    const next = rows.length > 0 ? String(rows[0]!.sort_key) : newest ? String(newest.sort_key) : cursor;
+    if (next > cursor) {
+      this.db.prepare('INSERT INTO price_scan (id, sort_key) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET sort_key = MAX(sort_key, excluded.sort_key)').run(next);
+    }
+    return rows.map(pendingFromRow);
+  }
+
+  async countPendingPrices(cap: number): Promise<number> {
+    const [row] = this.rows(countPendingSql(q), this.scanCursor(), cap);
+    return Number(row!.n);
+  }
+
+  async saveObservations(observations: PriceObservation[]): Promise<void> {
+    if (observations.length === 0) return;
+    const insert = this.db.prepare(`INSERT INTO price_observations (${OBSERVATION_COLUMNS.join(', ')})
+      VALUES (${OBSERVATION_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (record_id) DO NOTHING`);
+    this.db.transaction(() => {
+      for (const o of observations) insert.run(...observationValues(o, (b) => (b ? 1 : 0)));
+    }).immediate();
+  }
+
+  async observationOf(recordId: string): Promise<PriceObservation | null> {
+    const [row] = this.rows('SELECT * FROM price_observations WHERE record_id = ?', recordId);
+    return row ? observationFromRow(row) : null;
+  }
+
+  async observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]> {
+    return this.rows('SELECT * FROM price_observations WHERE agent_id = ? AND chain_seq > ? ORDER BY chain_seq LIMIT ?', agentId, afterSeq, limit)
+      .map(observationFromRow);
+  }
+
+  async countObservations(agentId: string, throughSeq: number): Promise<number> {
+    const [row] = this.rows(COUNT_OBSERVATIONS_SQL.replace(/\$\d/g, '?'), agentId, agentId, throughSeq);
+    return Number(row!.n);
+  }
+
+  async tryPricingHold(): Promise<PricingHold | null> {
+    const key = this.store.path === ':memory:' ? this.store : this.store.path;
+    if (heldPricing.has(key)) return null;
+    heldPricing.add(key);
+    let released = false;
+    return {
+      lost: false,
+      release: async () => {
+        if (!released) heldPricing.delete(key);
+        released = true;
+      },
+    };
+  }
+
+  async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {
+    return this.rows('SELECT date, close FROM market_closes WHERE source = ? AND symbol = ? AND date >= ? AND date <= ? ORDER BY date', source, symbol, from, to)
+      .map((r) => ({ date: String(r.date), close: String(r.close) }));
+  }
+
+  async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[]): Promise<void> {
+    if (closes.length === 0) return;
+    const upsert = this.db.prepare(`INSERT INTO market_closes (source, symbol, date, close) VALUES (?, ?, ?, ?)
+      ON CONFLICT (source, symbol, date) DO UPDATE SET close = excluded.close`);
+    this.db.transaction(() => {
+      for (const c of closes) upsert.run(source, symbol, c.date, c.close);
+    }).immediate();
+  }
+
+  async report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null> {
+    const [row] = this.rows('SELECT * FROM performance_reports WHERE agent_id = ? AND portfolio = ?', agentId, portfolio);
+    return row ? reportFromRow(row) : null;
+  }
+
+  async saveReport(r: StoredReport): Promise<void> {
+    this.db.prepare(`INSERT INTO performance_reports (agent_id, portfolio, through_seq, as_of, computed_at, report) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (agent_id, portfolio) DO UPDATE SET through_seq = excluded.through_seq, as_of = excluded.as_of,
+        computed_at = excluded.computed_at, report = excluded.report`)
+      .run(r.agentId, r.portfolio, r.throughSeq, r.asOf, r.computedAt, r.report);
+  }
+}
