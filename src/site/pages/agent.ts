@@ -100,6 +100,7 @@ function badges(siteUrl: string, handle: string): Html {
 ${BADGE_STYLES.map((style) => {
     const img = `${siteUrl}/badge/${encodeURIComponent(handle)}.svg?style=${style}`;
     return html`<h3>${style}</h3>
+<p><img src="/badge/${encodeURIComponent(handle)}.svg?style=${style}" alt="${handle}: ${style} badge" height="20"></p>
 <pre><code>[![${handle}: ${style}](${img})](${page})</code></pre>
 <pre><code>${`<a href="${page}"><img src="${img}" alt="${handle}: ${style}"></a>`}</code></pre>`;
   })}`;
