@@ -30,6 +30,13 @@ const SUITES: Record<string, Suite> = {
       return m.logBench(m.logOptions(args));
     },
   },
+  site: {
+    usage: '[--records 1000000] [--duration 10] [--warmup 2] [--connections 4] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./site.ts');
+      return m.siteBench(m.siteOptions(args));
+    },
+  },
   pricing: {
     usage: '[--records 100000] [--repeats 50] [--no-postgres]',
     run: async (args) => {

@@ -45,6 +45,8 @@ import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
 import { webhookEndpoints, webhookKeyring } from '../webhooks/service.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
+import { Site } from '../site/site.ts';
+import { siteRoutes } from './routes/site.ts';
 
 export type { App } from './types.ts';
 
@@ -143,6 +145,8 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
   await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store) });
+  const site = new Site({ reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl });
+  await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
