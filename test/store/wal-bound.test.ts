@@ -76,7 +76,7 @@ test('two processes bursting into one file: the WAL stays near the truncation bo
   await Promise.all(writers.map((w) => w.ready));
   let largest = 0;
   const watch = setInterval(() => (largest = Math.max(largest, walBytes(path))), 5);
-  for (const w of writers) w.proc.stdin!.write('go\n');
+  for (const w of writers) w.proc.stdin!.end('go\n');
   await Promise.all(writers.map((w) => w.done));
   clearInterval(watch);
   t0.diagnostic(`largest WAL ${(largest / MiB).toFixed(1)} MiB`);

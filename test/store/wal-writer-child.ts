@@ -12,7 +12,10 @@ const t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '1000000' } 
 const agent = await t.agent();
 const quotes = '"'.repeat(60_000); // about 120 kB of content once escaped
 console.log('ready');
-await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
+const go = createInterface({ input: process.stdin });
+await new Promise<void>((resolve) => go.once('line', () => resolve()));
+go.close(); // stdin open would keep this process alive
+process.stdin.destroy();
 let next = 0;
 const writer = async () => {
   while (next < Number(count)) {
