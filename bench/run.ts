@@ -10,7 +10,7 @@ type Suite = { usage: string; run: (args: string[]) => Promise<string> };
 
 const SUITES: Record<string, Suite> = {
   write: {
-    usage: '[--duration 12] [--rounds 6] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--no-ladder] [--profile <dir>]',
+    usage: '[--duration 12] [--rounds 6] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--no-ladder] [--metrics] [--profile <dir>]',
     run: async (args) => {
       const m = await import('./write.ts');
       return m.writeBench(m.writeOptions(args));
@@ -49,6 +49,13 @@ const SUITES: Record<string, Suite> = {
     run: async (args) => {
       const m = await import('./brokers.ts');
       return m.brokersBench(m.brokersOptions(args));
+    },
+  },
+  webhooks: {
+    usage: '[--rate 100] [--seconds 20] [--no-postgres] [--profile <dir>]',
+    run: async (args) => {
+      const m = await import('./webhooks.ts');
+      return m.webhooksBench(m.webhooksOptions(args));
     },
   },
   client: {

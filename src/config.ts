@@ -18,11 +18,23 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  metrics: MetricsConfig;
   /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
   market: MarketEnv;
+  webhooks: WebhookConfig;
 };
 
+/**
+ * Prometheus metrics (GET /metrics): off, on the service's own port (LEDGER_METRICS=true), or on
+ * a listener of their own (LEDGER_METRICS_PORT, bound to LEDGER_METRICS_HOST), which keeps them
+ * off the public port.
+ */
+export type MetricsConfig = { enabled: boolean; port: number | null; host: string };
+
 export type MarketEnv = Record<string, string | undefined>;
+
+/** Webhook delivery (issue 17, docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
+export type WebhookConfig = { allowPrivate: boolean; timeoutMs: number; retryBaseMs: number; concurrency: number };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -95,8 +107,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    metrics: loadMetricsConfig(env, port),
     market: marketEnv(env),
+    webhooks: loadWebhookConfig(env),
   };
+}
+
+function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  const allow = env.LEDGER_WEBHOOKS_ALLOW_PRIVATE || 'false';
+  if (allow !== 'true' && allow !== 'false') throw new ConfigError(`LEDGER_WEBHOOKS_ALLOW_PRIVATE must be true or false, got ${JSON.stringify(allow)}`);
+  return {
+    allowPrivate: allow === 'true',
+    timeoutMs: integer(env, 'LEDGER_WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
+    retryBaseMs: integer(env, 'LEDGER_WEBHOOKS_RETRY_BASE_MS', 5_000, 10, 3_600_000),
+    concurrency: integer(env, 'LEDGER_WEBHOOKS_CONCURRENCY', 8, 1, 256),
+  };
+}
+
+function loadMetricsConfig(env: NodeJS.ProcessEnv, servicePort: number): MetricsConfig {
+  const flag = env.LEDGER_METRICS ?? '';
+  if (!['', 'true', 'false'].includes(flag)) throw new ConfigError(`LEDGER_METRICS must be true or false, got ${JSON.stringify(flag)}`);
+  const port = env.LEDGER_METRICS_PORT ? integer(env, 'LEDGER_METRICS_PORT', 0, 0, 65535) : null;
+  if (port !== null && flag === 'false') throw new ConfigError('LEDGER_METRICS=false and LEDGER_METRICS_PORT contradict each other: unset one');
+  if (port !== null && port !== 0 && port === servicePort) throw new ConfigError(`LEDGER_METRICS_PORT must differ from PORT (${servicePort}); for metrics on the service's port, set LEDGER_METRICS=true instead`);
+  const host = env.LEDGER_METRICS_HOST || '127.0.0.1';
+  return { enabled: flag === 'true' || port !== null, port, host };
 }
 
 const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;

@@ -2,7 +2,7 @@
 // Dependencies come in (store, clock, config) so tests run the real app on real databases.
 import Fastify, { type FastifySchema } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import { Redis } from 'ioredis';
@@ -18,7 +18,7 @@ import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
-import { SharedBudget, SnapshotLocalStore } from './rate-limit-store.ts';
+import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installStrictQueryIntegers } from './query.ts';
 import { ErrorBody } from './schemas.ts';
@@ -41,6 +41,10 @@ import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 import { observationReads } from '../market/service.ts';
 import type { PricingStatus } from '../market/pricing.ts';
+import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
+import { webhookEndpoints, webhookKeyring } from '../webhooks/service.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 import { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
 
@@ -64,9 +68,18 @@ export type AppDeps = {
   pricingStatus?: () => PricingStatus;
   /** A read replica of `store` for the public reads (config.readDatabaseUrl). */
   readReplica?: LedgerStore | null;
+  /** Webhook endpoints; built from config, store and clock when omitted. */
+  webhooks?: WebhookEndpoints;
 };
 
-export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
+export type LedgerApp = {
+  app: App;
+  decisions: DecisionService;
+  brokers: BrokerConnections;
+  /** Null unless metrics are configured; served on the app's port unless they have one of their own (server.ts). */
+  metrics: Metrics | null;
+  close: () => Promise<void>;
+};
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
 function validatorCompiler() {
@@ -100,14 +113,20 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
-  const { app, rateLimitsDegraded } = await createFastify(deps);
+  const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(deps);
+  const metrics = config.metrics.enabled ? new Metrics() : null;
+  metrics?.install(app);
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
   });
 
-  const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
+  const decisions = deps.decisions ?? new DecisionService({
+    store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature, ...(metrics ? { observeCommits: metrics.observeCommit } : {}),
+  });
+  metrics?.connect({ store, queueDepth: () => decisions.queueDepth, redis });
+  if (metrics && config.metrics.port === null) metricsRoute(app, metrics);
   const operators = new Operators(store, clock);
 
   const authenticate = authenticator(store);
@@ -119,7 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   });
 
   await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
-  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
+  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute, writeBudget });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
@@ -132,6 +151,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
+  const webhooks = deps.webhooks ?? webhookEndpoints({
+    store, config: config.webhooks, clock, keyring: webhookKeyring(config.brokers, (level, message) => app.log[level](message)),
+  });
+  await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
   const badges = new Badges({ store, clock, performance: deps.performanceSummary ?? noPerformanceYet, log: (message, error) => app.log.warn({ err: error }, message) });
   await app.register(badgeRoutes, { badges });
@@ -144,6 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     app,
     decisions,
     brokers,
+    metrics,
     close: async () => {
       closing = true;
       await closeGracefully(app);
@@ -154,7 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 }
 
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
-async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean }> {
+async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -180,8 +204,8 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
   installJsonBody(app);
   installStrictQueryIntegers(app);
   await registerOpenApi(app, deps.config);
-  const rateLimitsShared = await registerRateLimits(app, deps.config);
-  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !rateLimitsShared() };
+  const limits = await registerRateLimits(app, deps.config);
+  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget, redis: limits.redis };
 }
 
 async function registerOpenApi(app: App, config: Config): Promise<void> {
@@ -239,10 +263,14 @@ function redisReady(redis: Redis, ms: number): Promise<void> {
   });
 }
 
-/** Registers the limiter; answers whether budgets are shared between processes right now. */
-async function registerRateLimits(app: App, config: Config): Promise<() => boolean> {
-  let store: new (params: object) => FastifyRateLimitStore = SnapshotLocalStore;
+/**
+ * Registers the limiter (the public reads' budget); answers whether budgets are shared between
+ * processes right now, and gives the writes' budget, a store of the same kind.
+ */
+async function registerRateLimits(app: App, config: Config): Promise<{ isShared: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
+  let store: new (params: object) => RefundableStore = SnapshotLocalStore;
   let isShared = () => false;
+  let health: MetricsSources['redis'] = null;
   if (config.redisUrl) {
     const redis = rateLimitRedis(app, config.redisUrl);
     let lastError = '';
@@ -253,6 +281,7 @@ async function registerRateLimits(app: App, config: Config): Promise<() => boole
     });
     store = budget.storeClass();
     isShared = () => budget.isShared;
+    health = { ready: () => redis.status === 'ready', shared: isShared, fallbacks: () => budget.fallbacks };
     await redisReady(redis, REDIS_START_WAIT_MS); // shared from the first request when Redis is up
   }
   await app.register(rateLimit, {
@@ -262,7 +291,7 @@ async function registerRateLimits(app: App, config: Config): Promise<() => boole
     errorResponseBuilder: (_request, context) =>
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
-  return isShared;
+  return { isShared, writeBudget: new store({}), redis: health };
 }
 
 /**

@@ -70,6 +70,12 @@ export type IdempotentResult = {
 
 export type Page = { limit: number; before?: string | undefined };
 
+/** A PostgreSQL pool's connections, or a SQLite WAL's size and fsyncs; what does not apply is absent. */
+export type StoreGauges = {
+  pool?: { total: number; idle: number; waiting: number };
+  wal?: { bytes: number; fsyncs: number; fsyncSeconds: number; checkpoints: number; truncates: number };
+};
+
 export interface LedgerStore {
   /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
   readonly maxBatchesInFlight: number;
@@ -81,6 +87,8 @@ export interface LedgerStore {
   close(): Promise<void>;
   /** Throws when the database cannot answer. */
   ping(): Promise<void>;
+  /** What the metrics show of the store (api/metrics.ts): cheap counters read at each scrape. */
+  gauges(): StoreGauges;
 
   createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void>;
   findAgentByHandle(handle: string): Promise<Agent | null>;

@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, StoreUnavailable,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -187,6 +187,10 @@ export class PostgresStore implements LedgerStore {
 
   async ping(): Promise<void> {
     await this.q('SELECT 1');
+  }
+
+  gauges(): StoreGauges {
+    return { pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount } };
   }
 
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {

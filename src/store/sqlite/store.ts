@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, StoreUnavailable,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -89,7 +89,7 @@ export class SqliteStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
 
-  constructor(readonly path: string, checkpoints: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY) {
+  constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -137,6 +137,12 @@ export class SqliteStore implements LedgerStore {
 
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+  }
+
+  gauges(): StoreGauges {
+    if (!this.walSync || !this.checkpointer) return {};
+    const { runs, truncates } = this.checkpointer.stats;
+    return { wal: { bytes: this.checkpointer.walBytes(), fsyncs: this.walSync.stats.syncs, fsyncSeconds: this.walSync.stats.seconds, checkpoints: runs, truncates } };
   }
 
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
@@ -266,6 +272,28 @@ export class SqliteStore implements LedgerStore {
     this.checkpointer?.afterAppend(appended.count);
     await this.walSync.sync(); // only now is the batch durable, and only now is it answered
     return appended.result;
+  }
+
+  /**
+   * A write beside the record path (the webhook outbox): committed like an append, without an
+   * fsync on the event loop, then made durable off it. Durable when this resolves (unless
+   * `durable` is false: then a power loss may forget it, a process crash does not); the WAL sync
+   * also covers every commit before it.
+   */
+  async writeOffLoop<T>(write: () => T, durable = true): Promise<T> {
+    if (!this.walSync) return write();
+    this.walSync.assertHealthy();
+    await this.checkpointer?.beforeAppend();
+    this.db.pragma('synchronous = NORMAL');
+    let result: T;
+    try {
+      result = write();
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+    this.checkpointer?.afterAppend(1);
+    if (durable) await this.walSync.sync();
+    return result;
   }
 
   /** Inside the IMMEDIATE transaction, which no other writer (of any process) shares. */

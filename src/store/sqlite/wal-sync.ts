@@ -16,6 +16,8 @@ export class WalSync {
   /** Handles of a replaced WAL file; closed with the store, never under a running sync. */
   private readonly replaced: Promise<FileHandle>[] = [];
   private failure: Error | null = null;
+  /** fsyncs done and their time in seconds, for the metrics. */
+  readonly stats = { syncs: 0, seconds: 0 };
 
   constructor(private readonly walPath: string) {}
 
@@ -29,7 +31,10 @@ export class WalSync {
     this.assertHealthy();
     try {
       const handle = await this.handle();
+      const started = performance.now();
       await handle.sync();
+      this.stats.syncs++;
+      this.stats.seconds += (performance.now() - started) / 1000;
     } catch (err) {
       this.failure ??= new StoreUnavailable(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`, { cause: err });
       throw this.failure;
