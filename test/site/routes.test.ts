@@ -143,6 +143,15 @@ await forEachStore('the public site over HTTP', (kind) => {
       assert.ok(!/href="[^"]*\.md"/.test(docs.replace(/<link[^>]*>/g, '')), 'no link to a .md file of the repository');
     });
 
+    test('docs/site.md is a page, with the README\'s picture of an agent page served beside it', async () => {
+      const page = (await get(f, '/docs/site')).body;
+      assert.match(page, /<img src="\/docs\/images\/agent-page\.png"/);
+      const image = await get(f, '/docs/images/agent-page.png');
+      assert.equal(image.statusCode, 200);
+      assert.equal(image.headers['content-type'], 'image/png');
+      assert.equal((await get(f, '/docs/images/..%2Fsite.md')).statusCode, 404, 'only PNG names, nothing outside docs/images');
+    });
+
     test('a search naming one agent goes to its page', async () => {
       const res = await get(f, `/agents?q=${f.handle}`);
       assert.equal(res.statusCode, 303);
