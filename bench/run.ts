@@ -10,7 +10,7 @@ type Suite = { usage: string; run: (args: string[]) => Promise<string> };
 
 const SUITES: Record<string, Suite> = {
   write: {
-    usage: '[--duration 12] [--rounds 6] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--no-ladder] [--profile <dir>]',
+    usage: '[--duration 12] [--rounds 6] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--no-ladder] [--metrics] [--profile <dir>]',
     run: async (args) => {
       const m = await import('./write.ts');
       return m.writeBench(m.writeOptions(args));
@@ -28,6 +28,13 @@ const SUITES: Record<string, Suite> = {
     run: async (args) => {
       const m = await import('./log.ts');
       return m.logBench(m.logOptions(args));
+    },
+  },
+  site: {
+    usage: '[--records 1000000] [--duration 10] [--warmup 2] [--connections 4] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./site.ts');
+      return m.siteBench(m.siteOptions(args));
     },
   },
   pricing: {
@@ -49,6 +56,13 @@ const SUITES: Record<string, Suite> = {
     run: async (args) => {
       const m = await import('./performance.ts');
       return m.performanceBench(m.performanceOptions(args));
+    },
+  },
+  webhooks: {
+    usage: '[--rate 100] [--seconds 20] [--no-postgres] [--profile <dir>]',
+    run: async (args) => {
+      const m = await import('./webhooks.ts');
+      return m.webhooksBench(m.webhooksOptions(args));
     },
   },
   client: {

@@ -26,6 +26,8 @@ export type WriteOptions = LoadOptions & {
   postgres: boolean;
   /** Measure the ladder's rungs (bench/ladder-server.ts) too. */
   ladder: boolean;
+  /** Measure SQLite unsigned with Prometheus metrics on (LEDGER_METRICS=true) too, against metrics off. */
+  metrics: boolean;
 };
 
 /** The write suite's flags (`npm run bench -- write --help` lists them); a UsageError for anything else. */
@@ -38,6 +40,7 @@ export function writeOptions(argv: string[]): WriteOptions {
     agents: { type: 'string', default: '200' },
     'no-postgres': { type: 'boolean', default: false },
     'no-ladder': { type: 'boolean', default: false },
+    metrics: { type: 'boolean', default: false },
     profile: { type: 'string' },
   });
   return {
@@ -48,6 +51,7 @@ export function writeOptions(argv: string[]): WriteOptions {
     agents: integerFlag('agents', values.agents, 1),
     postgres: !values['no-postgres'],
     ladder: !values['no-ladder'],
+    metrics: values.metrics,
     profileDir: values.profile ?? null,
   };
 }
@@ -158,6 +162,28 @@ async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<vo
     signedDb, signedWrites(bodies, signedAcked), signedAcked);
   progress(`${name}: warming up the signed target`);
   await warmUp(signed, o);
+  if (o.metrics && kind === 'sqlite') await startMetricsOn(fleet, o);
+}
+
+const METRICS_ON_LABEL = 'SQLite POST /v1/decisions, unsigned, metrics on';
+
+/** SQLite unsigned as above, with LEDGER_METRICS=true: what the metrics cost a write. */
+async function startMetricsOn(fleet: Fleet, o: WriteOptions): Promise<void> {
+  const db = fleet.freshDatabase('sqlite');
+  const agents = await createAgents(db.url, o.agents);
+  const acked: Acknowledged = new Set();
+  const target = await fleet.start(METRICS_ON_LABEL, './server-under-test.ts', serverEnv(db.url, { LEDGER_METRICS: 'true' }), db, unsignedWrites(agents, acked), acked);
+  progress('SQLite: warming up the unsigned target with metrics on');
+  await warmUp(target, o);
+}
+
+/** Metrics on over metrics off, round by round (--metrics). */
+function metricsLines(rows: Row[], rounds: Figures[][]): string[] {
+  const on = rows.findIndex((r) => r.target.label === METRICS_ON_LABEL);
+  const off = rows.findIndex((r) => r.target.db?.kind === 'sqlite' && r.target.label.endsWith('unsigned'));
+  if (on < 0 || off < 0) return [];
+  const paired = ratiosByRound(rounds[on]!, rounds[off]!);
+  return [`- SQLite unsigned, metrics on / off: ${overRounds(paired.ratios)}`, ...stallNote(paired)];
 }
 
 function durableCell(row: Row): string {
@@ -318,6 +344,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
     lines.push(`  - ${signatureCost(rows[unsigned]!, rows[signed]!, rounds[unsigned]!, rounds[signed]!)}`);
   }
   lines.push(...ladderLines(rows, rounds));
+  lines.push(...metricsLines(rows, rounds));
   if (skipped) lines.push(`- PostgreSQL skipped: ${skipped}`);
   const notes = rows.map(statusNote).filter((n) => n !== null);
   if (notes.length > 0) lines.push('', 'Answers other than 2xx:', ...notes);

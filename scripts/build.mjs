@@ -6,6 +6,7 @@
 // After a compile that changed dist/, it regenerates the client's OpenAPI document and types
 // (scripts/client-types.mjs) and compiles again if they changed, so they never drift from the app;
 // under CI=true it only checks them, and fails when the committed files are stale.
+// Last, the public site's browser assets (scripts/build-site.mjs, esbuild: a fraction of a second).
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
@@ -13,8 +14,18 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/** Builds dist/; returns true when it is there and up to date, printing tsc's errors otherwise. */
+/** Builds dist/ and the site's assets; returns true when they are there and up to date, printing the errors otherwise. */
 export function build() {
+  return buildDist() && buildSiteAssets();
+}
+
+function buildSiteAssets() {
+  const site = spawnSync(process.execPath, [fileURLToPath(new URL('./build-site.mjs', import.meta.url))], { cwd: ROOT, stdio: 'inherit' });
+  if (site.status !== 0) console.error('build: the site\'s browser assets failed (errors above)');
+  return site.status === 0;
+}
+
+function buildDist() {
   let tsc;
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

@@ -30,5 +30,7 @@ if (layers.status !== 0) {
   process.exit(1);
 }
 if (!build()) process.exit(1);
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=120000', ...files], { stdio: 'inherit' });
+// The nightly mode (LEDGER_PROPERTY_RUNS, npm run test:nightly) runs as long as it needs.
+const timeout = process.env.LEDGER_PROPERTY_RUNS ? [] : ['--test-timeout=120000'];
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...timeout, ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

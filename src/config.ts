@@ -3,6 +3,8 @@ export type Config = {
   port: number;
   host: string;
   databaseUrl: string;
+  /** A PostgreSQL streaming replica the public reads use (docs/operations.md, "Read replicas"); null: the primary. */
+  readDatabaseUrl: string | null;
   adminToken: string | null;
   baseUrl: string;
   siteUrl: string;
@@ -16,13 +18,25 @@ export type Config = {
   logOrigin: string;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
+  metrics: MetricsConfig;
   /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
   market: MarketEnv;
   /** Performance (docs/performance-method.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
   performance: { benchmark: string };
+  webhooks: WebhookConfig;
 };
 
+/**
+ * Prometheus metrics (GET /metrics): off, on the service's own port (LEDGER_METRICS=true), or on
+ * a listener of their own (LEDGER_METRICS_PORT, bound to LEDGER_METRICS_HOST), which keeps them
+ * off the public port.
+ */
+export type MetricsConfig = { enabled: boolean; port: number | null; host: string };
+
 export type MarketEnv = Record<string, string | undefined>;
+
+/** Webhook delivery (issue 17, docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
+export type WebhookConfig = { allowPrivate: boolean; timeoutMs: number; retryBaseMs: number; concurrency: number };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
@@ -70,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(databaseUrl)) {
     throw new ConfigError('LEDGER_DATABASE_URL must be sqlite:<path> or postgres://user@host:port/db');
   }
+  const readDatabaseUrl = loadReadDatabaseUrl(env, databaseUrl);
   const adminToken = env.LEDGER_ADMIN_TOKEN || null;
   if (adminToken !== null && adminToken.trim().length < 16) throw new ConfigError('LEDGER_ADMIN_TOKEN must be at least 16 characters, not counting white space');
   const logLevel = env.LEDGER_LOG_LEVEL || 'info';
@@ -82,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host: env.HOST || '127.0.0.1',
     databaseUrl,
+    readDatabaseUrl,
     adminToken,
     baseUrl,
     siteUrl,
@@ -93,9 +109,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
+    metrics: loadMetricsConfig(env, port),
     market: marketEnv(env),
     performance: { benchmark: benchmarkOf(env) },
+    webhooks: loadWebhookConfig(env),
   };
+}
+
+function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  const allow = env.LEDGER_WEBHOOKS_ALLOW_PRIVATE || 'false';
+  if (allow !== 'true' && allow !== 'false') throw new ConfigError(`LEDGER_WEBHOOKS_ALLOW_PRIVATE must be true or false, got ${JSON.stringify(allow)}`);
+  return {
+    allowPrivate: allow === 'true',
+    timeoutMs: integer(env, 'LEDGER_WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
+    retryBaseMs: integer(env, 'LEDGER_WEBHOOKS_RETRY_BASE_MS', 5_000, 10, 3_600_000),
+    concurrency: integer(env, 'LEDGER_WEBHOOKS_CONCURRENCY', 8, 1, 256),
+  };
+}
+
+function loadMetricsConfig(env: NodeJS.ProcessEnv, servicePort: number): MetricsConfig {
+  const flag = env.LEDGER_METRICS ?? '';
+  if (!['', 'true', 'false'].includes(flag)) throw new ConfigError(`LEDGER_METRICS must be true or false, got ${JSON.stringify(flag)}`);
+  const port = env.LEDGER_METRICS_PORT ? integer(env, 'LEDGER_METRICS_PORT', 0, 0, 65535) : null;
+  if (port !== null && flag === 'false') throw new ConfigError('LEDGER_METRICS=false and LEDGER_METRICS_PORT contradict each other: unset one');
+  if (port !== null && port !== 0 && port === servicePort) throw new ConfigError(`LEDGER_METRICS_PORT must differ from PORT (${servicePort}); for metrics on the service's port, set LEDGER_METRICS=true instead`);
+  const host = env.LEDGER_METRICS_HOST || '127.0.0.1';
+  return { enabled: flag === 'true' || port !== null, port, host };
 }
 
 const MARKET_VARIABLE = /^LEDGER_(MARKET_DATA$|ALPACA_DATA_|SYNTHETIC_)/;
@@ -109,6 +148,16 @@ function benchmarkOf(env: NodeJS.ProcessEnv): string {
   const symbol = env.LEDGER_BENCHMARK || 'SPY';
   if (!/^([A-Z0-9][A-Z0-9.-]{0,19}|[A-Z0-9]+\/[A-Z0-9]+)$/.test(symbol)) throw new ConfigError(`LEDGER_BENCHMARK must be a symbol such as SPY or BTC/USD, got ${JSON.stringify(symbol)}`);
   return symbol;
+}
+
+function loadReadDatabaseUrl(env: NodeJS.ProcessEnv, databaseUrl: string): string | null {
+  const url = env.LEDGER_READ_DATABASE_URL || null;
+  if (url === null) return null;
+  if (databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('LEDGER_READ_DATABASE_URL is for a PostgreSQL read replica; a SQLite ledger has none (its readers share the file): unset it, or use PostgreSQL');
+  }
+  if (!/^postgres(ql)?:\/\/.+/.test(url)) throw new ConfigError('LEDGER_READ_DATABASE_URL must be postgres://user@host:port/db (a streaming replica of LEDGER_DATABASE_URL)');
+  return url;
 }
 
 /** The public aggregators the OpenTimestamps reference client submits to. */

@@ -10,7 +10,9 @@ import { SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
 import { selectMarketData } from './market/select.ts';
 import { pricingService } from './market/service.ts';
-import { openStore, redactUrl } from './store/open.ts';
+import { startDeliverer, webhookKeyring } from './webhooks/service.ts';
+import { openReadReplica, openStore, redactUrl } from './store/open.ts';
+import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
@@ -30,6 +32,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const market = selectMarketData(config.market);
   if (!market.ok) throw new ConfigError(market.error);
   const store = await openMigrated(config.databaseUrl);
+  const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl) : null;
   // The key is loaded before the app (which publishes its vkey) and its logger exist: what it says is logged once they do.
   const keyNotes: { level: 'info' | 'warn'; message: string }[] = [];
   const logKey = await loadServiceLogKey(config, {
@@ -37,6 +40,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     warn: (message) => keyNotes.push({ level: 'warn', message }),
     error: (message) => keyNotes.push({ level: 'warn', message }),
   }).catch(async (err) => {
+    await readReplica?.close();
     await store.close();
     throw err;
   });
@@ -50,9 +54,13 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     checkSignature: signatureChecker(store, verifier.verify),
     logger: loggerOptions(config.logLevel),
     logVkey: logKey.vkey,
+    readReplica,
   });
   for (const note of keyNotes) ledger.app.log[note.level](note.message);
+  if (config.readDatabaseUrl) ledger.app.log.info({ replica: redactUrl(config.readDatabaseUrl) }, 'public reads come from the read replica');
   const url = await ledger.app.listen({ port: config.port, host: config.host });
+  const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
+  if (metrics) ledger.app.log.info(`metrics on ${metrics.url}`);
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
   const log = startIntegrator(store, logKey, {
@@ -61,14 +69,19 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
   pricing.start();
   ledger.app.log.info(`market data: ${market.market.description}`);
+  const webhookLog = (level: 'info' | 'warn' | 'error', message: string) => ledger.app.log[level](message);
+  const webhooks = startDeliverer({ store, config: config.webhooks, keyring: webhookKeyring(config.brokers, webhookLog), baseUrl: config.baseUrl, log: webhookLog });
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await pricing.stop();
     await ledger.close();
+    await webhooks.stop();
+    await metrics?.close();
     await anchoring.stop();
     await log.stop();
     await verifier.close();
+    await readReplica?.close();
     await store.close();
   })());
   return { ledger, store, url, stop };

@@ -2,7 +2,7 @@
 // Dependencies come in (store, clock, config) so tests run the real app on real databases.
 import Fastify, { type FastifySchema } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
 import { Redis } from 'ioredis';
@@ -19,7 +19,7 @@ import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { Agent } from '../domain/types.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
-import { SharedBudget, SnapshotLocalStore } from './rate-limit-store.ts';
+import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installStrictQueryIntegers } from './query.ts';
 import { ErrorBody } from './schemas.ts';
@@ -46,6 +46,12 @@ import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 import { observationReads } from '../market/service.ts';
 import type { PricingStatus } from '../market/pricing.ts';
+import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
+import { webhookEndpoints, webhookKeyring } from '../webhooks/service.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
+import { Site } from '../site/site.ts';
+import { siteRoutes } from './routes/site.ts';
 
 export type { App } from './types.ts';
 
@@ -69,9 +75,20 @@ export type AppDeps = {
   performanceSummary?: PerformanceSummaryOf;
   /** The pricing job's status, shown on /readyz (market/service.ts). */
   pricingStatus?: () => PricingStatus;
+  /** A read replica of `store` for the public reads (config.readDatabaseUrl). */
+  readReplica?: LedgerStore | null;
+  /** Webhook endpoints; built from config, store and clock when omitted. */
+  webhooks?: WebhookEndpoints;
 };
 
-export type LedgerApp = { app: App; decisions: DecisionService; brokers: BrokerConnections; close: () => Promise<void> };
+export type LedgerApp = {
+  app: App;
+  decisions: DecisionService;
+  brokers: BrokerConnections;
+  /** Null unless metrics are configured; served on the app's port unless they have one of their own (server.ts). */
+  metrics: Metrics | null;
+  close: () => Promise<void>;
+};
 
 /** Request bodies are never coerced or stripped; query strings and headers are coerced. */
 function validatorCompiler() {
@@ -111,21 +128,32 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const clock = deps.clock ?? systemClock;
   let closing = false;
 
-  const { app, rateLimitsDegraded } = await createFastify(deps);
+  const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(deps);
+  const metrics = config.metrics.enabled ? new Metrics() : null;
+  metrics?.install(app);
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
   });
 
-  const decisions = deps.decisions ?? new DecisionService({ store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature });
+  const decisions = deps.decisions ?? new DecisionService({
+    store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature, ...(metrics ? { observeCommits: metrics.observeCommit } : {}),
+  });
+  metrics?.connect({ store, queueDepth: () => decisions.queueDepth, redis });
+  if (metrics && config.metrics.port === null) metricsRoute(app, metrics);
   const operators = new Operators(store, clock);
 
   const authenticate = authenticator(store);
-  const reads = new PublicReads(store, config.baseUrl);
+  const reads = new PublicReads(store, config.baseUrl, {
+    replica: deps.readReplica ?? null,
+    onReplica: (up, reason) => (up
+      ? app.log.info('public reads: the read replica answers again')
+      : app.log.warn({ reason }, 'public reads: the read replica is not answering; reading from the primary meanwhile')),
+  });
 
   await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
-  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute });
+  await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute, writeBudget });
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
@@ -135,10 +163,16 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,
   });
   await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store), performance });
+  const site = new Site({ reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl });
+  await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
+  const webhooks = deps.webhooks ?? webhookEndpoints({
+    store, config: config.webhooks, clock, keyring: webhookKeyring(config.brokers, (level, message) => app.log[level](message)),
+  });
+  await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
   const summary = deps.performanceSummary ?? ((agent: Agent) => performance.storedSummary(agent));
   const badges = new Badges({ store, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
@@ -152,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     app,
     decisions,
     brokers,
+    metrics,
     close: async () => {
       closing = true;
       await closeGracefully(app);
@@ -162,7 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 }
 
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
-async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean }> {
+async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -188,8 +223,8 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
   installJsonBody(app);
   installStrictQueryIntegers(app);
   await registerOpenApi(app, deps.config);
-  const rateLimitsShared = await registerRateLimits(app, deps.config);
-  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !rateLimitsShared() };
+  const limits = await registerRateLimits(app, deps.config);
+  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget, redis: limits.redis };
 }
 
 async function registerOpenApi(app: App, config: Config): Promise<void> {
@@ -247,10 +282,14 @@ function redisReady(redis: Redis, ms: number): Promise<void> {
   });
 }
 
-/** Registers the limiter; answers whether budgets are shared between processes right now. */
-async function registerRateLimits(app: App, config: Config): Promise<() => boolean> {
-  let store: new (params: object) => FastifyRateLimitStore = SnapshotLocalStore;
+/**
+ * Registers the limiter (the public reads' budget); answers whether budgets are shared between
+ * processes right now, and gives the writes' budget, a store of the same kind.
+ */
+async function registerRateLimits(app: App, config: Config): Promise<{ isShared: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
+  let store: new (params: object) => RefundableStore = SnapshotLocalStore;
   let isShared = () => false;
+  let health: MetricsSources['redis'] = null;
   if (config.redisUrl) {
     const redis = rateLimitRedis(app, config.redisUrl);
     let lastError = '';
@@ -261,6 +300,7 @@ async function registerRateLimits(app: App, config: Config): Promise<() => boole
     });
     store = budget.storeClass();
     isShared = () => budget.isShared;
+    health = { ready: () => redis.status === 'ready', shared: isShared, fallbacks: () => budget.fallbacks };
     await redisReady(redis, REDIS_START_WAIT_MS); // shared from the first request when Redis is up
   }
   await app.register(rateLimit, {
@@ -270,7 +310,7 @@ async function registerRateLimits(app: App, config: Config): Promise<() => boole
     errorResponseBuilder: (_request, context) =>
       new ApiError(errors.rateLimitExceeded(`too many requests: at most ${context.max} per minute; retry in ${context.after}`)),
   });
-  return isShared;
+  return { isShared, writeBudget: new store({}), redis: health };
 }
 
 /**

@@ -11,8 +11,21 @@ export class ApiError extends Error {
   }
 }
 
+/** Renders an error as an HTML page (a person's browser on a site path), or null for the 2.7 body. */
+export type ErrorPages = (request: FastifyRequest, error: LedgerError) => string | null;
+
+/** Per app (keyed by its HTTP server, which every plugin context of the app shares). */
+const errorPages = new WeakMap<object, ErrorPages>();
+
+/** From now on, errors on the public site's paths are answered as pages (content negotiation). */
+export function useErrorPages(app: FastifyInstance, pages: ErrorPages): void {
+  errorPages.set(app.server, pages);
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: LedgerError): FastifyReply {
   const { status, ...fields } = error;
+  const page = errorPages.get(request.server.server)?.(request, error) ?? null;
+  if (page !== null) return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
   return reply.code(status).type('application/json; charset=utf-8').send({ error: { ...fields, request_id: request.id } });
 }
 

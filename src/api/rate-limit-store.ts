@@ -12,16 +12,20 @@ type Inner = {
   incr(key: string, cb: Callback, timeWindow: number, max: number): void;
   read(key: string, cb: Callback, timeWindow: number, max: number): void;
 };
+type LocalInner = Inner & { lru: { get(key: string): { current: number } | undefined } };
+
+/** A budget that can give back a unit it counted (an idempotent replay of a write costs nothing). */
+export type RefundableStore = FastifyRateLimitStore & { refund(key: string): void };
 type StoreParams = { continueExceeding?: boolean; exponentialBackoff?: boolean };
 
 const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as
-  new (continueExceeding: boolean, exponentialBackoff: boolean) => Inner;
+  new (continueExceeding: boolean, exponentialBackoff: boolean) => LocalInner;
 
 const snapshot = (cb: Callback): Callback => (error, result) =>
   cb(error, result === undefined ? undefined : { current: result.current, ttl: result.ttl });
 
-export class SnapshotLocalStore implements FastifyRateLimitStore {
-  private readonly inner: Inner;
+export class SnapshotLocalStore implements RefundableStore {
+  private readonly inner: LocalInner;
 
   constructor(params: StoreParams) {
     this.inner = new LocalStore(params.continueExceeding === true, params.exponentialBackoff === true);
@@ -38,12 +42,23 @@ export class SnapshotLocalStore implements FastifyRateLimitStore {
   child(params: object): SnapshotLocalStore {
     return new SnapshotLocalStore(params as StoreParams);
   }
+
+  refund(key: string): void {
+    const counter = this.inner.lru.get(key);
+    if (counter && counter.current > 0) counter.current--;
+  }
 }
 
 type RedisLike = {
   status: string;
   on(event: 'ready' | 'error' | 'end', listener: (...args: unknown[]) => void): unknown;
+  eval(script: string, keys: number, ...args: string[]): Promise<unknown>;
 };
+
+/** Gives back one unit of a live window; never below zero, never touching the window's expiry. */
+const REFUND_LUA = `local v = redis.call('GET', KEYS[1])
+if v and tonumber(v) > 0 then return redis.call('DECR', KEYS[1]) end
+return 0`;
 
 const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as
   new (continueExceeding: boolean, exponentialBackoff: boolean, redis: RedisLike, key: string) => Inner;
@@ -56,6 +71,8 @@ const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/Red
  */
 export class SharedBudget {
   private shared: boolean;
+  /** Times the budget fell back to per-process counting (for the metrics). */
+  fallbacks = 0;
 
   constructor(private readonly redis: RedisLike, private readonly nameSpace: string, private readonly onChange: (shared: boolean) => void) {
     // Shared until Redis is seen failing, so that connecting at start-up is not logged as a recovery.
@@ -73,13 +90,14 @@ export class SharedBudget {
   private set(shared: boolean): void {
     if (shared === this.shared) return;
     this.shared = shared;
+    if (!shared) this.fallbacks++;
     this.onChange(shared);
   }
 
   /** The store class @fastify/rate-limit instantiates (it passes only the limit's parameters). */
-  storeClass(): new (params: StoreParams) => FastifyRateLimitStore {
+  storeClass(): new (params: StoreParams) => RefundableStore {
     const budget = this;
-    return class SharedOrLocalStore implements FastifyRateLimitStore {
+    return class SharedOrLocalStore implements RefundableStore {
       private readonly remote: Inner;
       private readonly local: SnapshotLocalStore;
 
@@ -96,8 +114,14 @@ export class SharedBudget {
         this.count('read', key, cb, timeWindow, max);
       }
 
-      child(params: object): FastifyRateLimitStore {
+      child(params: object): RefundableStore {
         return new SharedOrLocalStore(params as StoreParams);
+      }
+
+      /** Refunds where the budget counts now (a unit counted just before an outage stays spent). */
+      refund(key: string): void {
+        if (budget.redis.status !== 'ready') return this.local.refund(key);
+        budget.redis.eval(REFUND_LUA, 1, `${budget.nameSpace}${key}`).catch(() => undefined);
       }
 
       private count(method: 'incr' | 'read', key: string, cb: Callback, timeWindow: number, max: number): void {

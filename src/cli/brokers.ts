@@ -8,6 +8,8 @@ import { brokerConnections } from '../brokers/service.ts';
 import { connectionView, resealAll, type BrokerConnections } from '../brokers/connections.ts';
 import { addKeyVersion, formatKeyring, loadMasterKeyring } from '../brokers/vault.ts';
 import { brokerStoreOf } from '../store/brokers.ts';
+import { webhookStoreOf } from '../store/webhooks.ts';
+import { resealSecrets } from '../webhooks/endpoints.ts';
 import { openStore } from '../store/open.ts';
 import type { LedgerStore } from '../store/port.ts';
 
@@ -109,7 +111,9 @@ export function registerBrokerCommands(program: Command): void {
         await store.migrate();
         const r = await resealAll(brokerStoreOf(store), ring, new Date().toISOString());
         if (!r.ok) throw new Error(r.error.message);
-        console.log(`master key version ${ring.current.version} (${where}): re-sealed ${r.value.connections} connection(s) and ${r.value.users} SnapTrade user secret(s). Back the file up.`);
+        const hooks = await resealSecrets(webhookStoreOf(store), ring);
+        if (!hooks.ok) throw new Error(hooks.error.message);
+        console.log(`master key version ${ring.current.version} (${where}): re-sealed ${r.value.connections} connection(s), ${r.value.users} SnapTrade user secret(s) and ${hooks.value} webhook secret(s). Back the file up.`);
       } finally {
         await store.close();
       }

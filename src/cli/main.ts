@@ -5,6 +5,8 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { registerOperatorCommands } from './operators.ts';
 import { registerVerifyCommand } from './verify.ts';
 import { registerBrokerCommands } from './brokers.ts';
+import { registerBackupCommand } from './backup.ts';
+import { registerMigrateCommand } from './migrate.ts';
 import { registerMcpCommands } from './mcp.ts';
 import { registerDemoCommand } from './demo.ts';
 
@@ -42,6 +44,8 @@ program.command('serve')
 registerOperatorCommands(program);
 registerVerifyCommand(program);
 registerBrokerCommands(program);
+registerBackupCommand(program);
+registerMigrateCommand(program);
 registerMcpCommands(program);
 registerDemoCommand(program);
 

@@ -24,6 +24,7 @@ export function registerVerifyCommand(program: Command): void {
   program.command('verify <source>')
     .description('Verify an export (file or URL), a chain URL, a proof bundle (file or URL) or the global log (<base_url>/log, or a directory of its tiles) with canon_v1 and log_v1, offline from the service')
     .option('--pin <seq:chain_hash | checkpoint file>', 'a head pinned earlier that must still be in the chain, or a log checkpoint saved earlier that the log must extend (repeatable)', (v: string, all: string[] = []) => [...all, v])
+    .option('--seen <proof bundle | /v1/ledger page>', 'a proof bundle or a /v1/ledger page (file or URL) seen before: every record of the agent it shows must be in the chain, unchanged, so a head moved back is caught (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--vkey <vkey | file>', 'the global log\'s verifier key (default: the one the service publishes on /transparency)')
     .option('--header <file>', 'a Bitcoin block header (80 bytes, raw or hex) to check .ots anchors against (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--headers-url <url>', 'an Esplora-style API (/block-height/<h>, /block/<hash>/header) to fetch block headers from for .ots anchors')
@@ -32,7 +33,7 @@ export function registerVerifyCommand(program: Command): void {
       if (!/^[0-9]{1,2}$/.test(v)) throw new Error('--workers must be an integer from 0 to 99');
       return Number(v);
     })
-    .action(async (source: string, opts: { pin?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string; checkpoint?: string }) => {
+    .action(async (source: string, opts: { pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string; checkpoint?: string }) => {
       const anchorOptions = {
         ...(opts.header ? { headers: opts.header } : {}),
         ...(opts.headersUrl ? { headersUrl: opts.headersUrl } : {}),
@@ -45,6 +46,7 @@ export function registerVerifyCommand(program: Command): void {
       }
       const code = await runVerify(source, {
         pins: opts.pin ?? [],
+        seen: opts.seen ?? [],
         ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
         ...(opts.vkey !== undefined ? { vkey: opts.vkey } : {}),
       }, out);

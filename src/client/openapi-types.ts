@@ -525,6 +525,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling agent's webhook endpoints
+         * @description Active and disabled, oldest first. Never holds a secret. Needs webhooks:read or webhooks:write.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the secret in this answer, which is never shown again (Cache-Control: no-store). A URL on a private, loopback or link-local address, or a name resolving to one, is 400 invalid_request, param url. At most 10 active endpoints per agent. Needs webhooks:write.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description Its messages newest first, each with its status, next attempt and every attempt (time, duration, the receiver's status code, the error). Kept 30 days after delivery. Another agent's endpoint is 404. Needs webhooks:read or webhooks:write.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a webhook endpoint
+         * @description No further deliveries; what is pending stays in the delivery log, unsent. Idempotent. Another agent's endpoint is 404. Needs webhooks:write.
+         */
+        post: operations["disableWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/badge/{handle}.svg": {
         parameters: {
             query?: never;
@@ -4682,6 +4746,325 @@ export interface operations {
                             /** @description Per symbol: implied (from imported fills), reported, matches. */
                             reconciliation: unknown;
                         } | null;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: {
+                            /** @enum {string} */
+                            object: "webhook_endpoint";
+                            /** @description wh_ followed by a ULID. */
+                            id: string;
+                            /** Format: uri */
+                            url: string;
+                            events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                            description: string | null;
+                            /** @enum {string} */
+                            status: "active" | "disabled";
+                            /** @description failing: one message failed for the whole retry schedule (3 days); its later messages are kept, unsent. */
+                            disabled_reason: ("disabled_by_agent" | "failing") | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            disabled_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: https (or http), a public address (no private, loopback or link-local one, checked after resolution). */
+                    url: string;
+                    /** @description The events this endpoint receives. */
+                    events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new endpoint, with its signing secret (shown once). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "webhook_endpoint";
+                        /** @description wh_ followed by a ULID. */
+                        id: string;
+                        /** Format: uri */
+                        url: string;
+                        events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "active" | "disabled";
+                        /** @description failing: one message failed for the whole retry schedule (3 days); its later messages are kept, unsent. */
+                        disabled_reason: ("disabled_by_agent" | "failing") | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        disabled_at: string | null;
+                        /** @description The signing secret (Standard Webhooks, whsec_ and base64 of 32 bytes). Shown in this answer only: keep it. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query: {
+                limit: number;
+                /** @description A delivery id: pages to older deliveries. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A webhook endpoint id (wh_...). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: {
+                            /** @enum {string} */
+                            object: "webhook_delivery";
+                            /** @description The message id: the webhook-id header of every attempt (msg_ followed by a ULID). */
+                            id: string;
+                            /** @enum {string} */
+                            event_type: "decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed";
+                            /** @description What the event is about: a record id, or a tree size. */
+                            subject: string;
+                            /** @enum {string} */
+                            status: "pending" | "delivered" | "failed";
+                            /** Format: date-time */
+                            created_at: string;
+                            attempt_count: number;
+                            next_attempt_at: string | null;
+                            delivered_at: string | null;
+                            attempts: {
+                                attempt: number;
+                                /** Format: date-time */
+                                started_at: string;
+                                duration_ms: number;
+                                /** @description The receiver's HTTP status; null when no answer came. */
+                                status_code: number | null;
+                                error: string | null;
+                            }[];
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    disableWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A webhook endpoint id (wh_...). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook endpoint. Never holds its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "webhook_endpoint";
+                        /** @description wh_ followed by a ULID. */
+                        id: string;
+                        /** Format: uri */
+                        url: string;
+                        events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "active" | "disabled";
+                        /** @description failing: one message failed for the whole retry schedule (3 days); its later messages are kept, unsent. */
+                        disabled_reason: ("disabled_by_agent" | "failing") | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        disabled_at: string | null;
                     };
                 };
             };

@@ -58,8 +58,8 @@ async function verifySource(open: () => Source | Promise<Source>, options: Verif
     const source = await open();
     const runner = () => inlineRunner;
     let report: Report;
-    if (source.kind === 'export') report = await verifyExport(source, pins, runner, 1);
-    else if (source.kind === 'chain') report = await verifyChainPages(source, pins, runner, 1);
+    if (source.kind === 'export') report = await verifyExport(source, pins, [], runner, 1);
+    else if (source.kind === 'chain') report = await verifyChainPages(source, pins, [], runner, 1);
     else report = await verifyProof(source, pins, await logContext(options));
     return verificationOf(report);
   } catch (e) {

@@ -14,8 +14,8 @@ export type Agent = {
   createdAt: string;
 };
 
-export type Scope = 'decisions:write' | 'decisions:read' | 'keys:write' | 'brokers:write' | 'brokers:read';
-export const ALL_SCOPES: readonly Scope[] = ['decisions:write', 'decisions:read', 'keys:write', 'brokers:write', 'brokers:read'];
+export type Scope = 'decisions:write' | 'decisions:read' | 'keys:write' | 'brokers:write' | 'brokers:read' | 'webhooks:write' | 'webhooks:read';
+export const ALL_SCOPES: readonly Scope[] = ['decisions:write', 'decisions:read', 'keys:write', 'brokers:write', 'brokers:read', 'webhooks:write', 'webhooks:read'];
 
 export type ApiKey = {
   id: string;

@@ -10,6 +10,9 @@ import type { Clock } from './clock.ts';
 
 type Waiting = { request: AppendRequest; resolve: (o: AppendOutcome) => void; reject: (e: unknown) => void };
 
+/** Told of each batch: its size, and the seconds from the store call to its durable commit (fsync included). */
+export type CommitObserver = (size: number, seconds: number, ok: boolean) => void;
+
 export class CommitQueue {
   private waiting: Waiting[] = [];
   private inFlight = 0;
@@ -20,7 +23,13 @@ export class CommitQueue {
     private readonly store: LedgerStore,
     private readonly clock: Clock,
     private readonly maxBatch = 256,
+    private readonly observe: CommitObserver | null = null,
   ) {}
+
+  /** Requests waiting for a batch, and batches committing now. */
+  get depth(): { waiting: number; inFlight: number } {
+    return { waiting: this.waiting.length, inFlight: this.inFlight };
+  }
 
   append(request: AppendRequest): Promise<AppendOutcome> {
     return new Promise((resolve, reject) => {
@@ -58,10 +67,13 @@ export class CommitQueue {
   }
 
   private async commit(batch: Waiting[]): Promise<void> {
+    const started = this.observe ? performance.now() : 0;
     try {
       const outcomes = await appendRecords(this.store, batch.map((w) => w.request), this.clock);
+      this.observe?.(batch.length, (performance.now() - started) / 1000, true);
       batch.forEach((w, i) => w.resolve(outcomes[i]!));
     } catch (err) {
+      this.observe?.(batch.length, (performance.now() - started) / 1000, false);
       // One bad request must not fail its neighbours: retry each alone; only the culprit fails.
       // A database that cannot answer fails them all at once: retrying alone would only wait longer.
       if (batch.length === 1 || err instanceof StoreUnavailable) for (const w of batch) w.reject(err);

@@ -8,7 +8,7 @@ import { sha256Hex } from '../core/sha256.ts';
 import type { Agent, StoredRecord } from '../domain/types.ts';
 import type { IdempotentResult, LedgerStore, Page } from '../store/port.ts';
 import type { Clock } from './clock.ts';
-import { CommitQueue } from './commit-queue.ts';
+import { CommitQueue, type CommitObserver } from './commit-queue.ts';
 import { errors, type LedgerError } from './errors.ts';
 import { linkToken, recordId } from './ids.ts';
 import { revokedKeyError, type SignatureCheck } from './signing.ts';
@@ -29,6 +29,8 @@ export type DecisionServiceOptions = {
   clock: Clock;
   baseUrl: string;
   checkSignature: SignatureCheck;
+  /** Told of every commit batch (the metrics). */
+  observeCommits?: CommitObserver;
 };
 
 export class DecisionService {
@@ -36,7 +38,12 @@ export class DecisionService {
   private readonly inFlight = new Set<string>();
 
   constructor(private readonly deps: DecisionServiceOptions) {
-    this.queue = new CommitQueue(deps.store, deps.clock);
+    this.queue = new CommitQueue(deps.store, deps.clock, undefined, deps.observeCommits ?? null);
+  }
+
+  /** Requests waiting to be committed, and batches committing. */
+  get queueDepth(): { waiting: number; inFlight: number } {
+    return this.queue.depth;
   }
 
   async record(input: DecisionInput): Promise<DecisionOutcome> {
@@ -59,6 +66,11 @@ export class DecisionService {
   async find(agent: Agent, id: string): Promise<StoredRecord | null> {
     const record = await this.deps.store.findRecord(id);
     return record && record.type === 'decision' && record.agentId === agent.id ? record : null;
+  }
+
+  /** Whether `key` already recorded a decision of `agent` (a request with it is a replay or a conflict). */
+  async isRecordedKey(agent: Agent, key: string): Promise<boolean> {
+    return (await this.deps.store.findIdempotent(agent.id, key)) !== null;
   }
 
   /** Waits for every accepted write to be committed (graceful shutdown). */

@@ -9,6 +9,15 @@ export function openStore(databaseUrl: string): LedgerStore {
   throw new Error(`unsupported database URL (expected sqlite:<path> or postgres://...): ${redactUrl(databaseUrl)}`);
 }
 
+/**
+ * A PostgreSQL read replica of the primary, for the public reads. Never migrated (a standby is
+ * read-only; the primary's migrations reach it by replication). SQLite has no replicas.
+ */
+export function openReadReplica(url: string): LedgerStore {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error(`a read replica must be a PostgreSQL URL (postgres://...), not ${redactUrl(url)}: SQLite has no replicas`);
+  return new PostgresStore(parsePostgresUrl(url));
+}
+
 /** A database URL fit for a log line or an error message: the password is never shown. */
 export function redactUrl(url: string): string {
   try {

@@ -70,6 +70,12 @@ export type IdempotentResult = {
 
 export type Page = { limit: number; before?: string | undefined };
 
+/** A PostgreSQL pool's connections, or a SQLite WAL's size and fsyncs; what does not apply is absent. */
+export type StoreGauges = {
+  pool?: { total: number; idle: number; waiting: number };
+  wal?: { bytes: number; fsyncs: number; fsyncSeconds: number; checkpoints: number; truncates: number };
+};
+
 export interface LedgerStore {
   /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
   readonly maxBatchesInFlight: number;
@@ -81,6 +87,8 @@ export interface LedgerStore {
   close(): Promise<void>;
   /** Throws when the database cannot answer. */
   ping(): Promise<void>;
+  /** What the metrics show of the store (api/metrics.ts): cheap counters read at each scrape. */
+  gauges(): StoreGauges;
 
   createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void>;
   findAgentByHandle(handle: string): Promise<Agent | null>;
@@ -128,6 +136,11 @@ export interface LedgerStore {
   countRecords(agentId?: string): Promise<RecordCounts>;
   /** Every agent with its chain head, by handle. */
   listHeads(): Promise<AgentHead[]>;
+  /**
+   * The newest record's sort key (the ULID part of its id), or null when there is none. Ids follow
+   * commit order, so a store (a replica) whose newest key is K holds every record with a key below K.
+   */
+  newestSortKey(): Promise<string | null>;
 }
 
 export type LedgerQuery = {

@@ -13,6 +13,7 @@ import {
   type ChunkRunner, type Pin, type Report,
 } from './walk.ts';
 import type { Vkey } from '../core/note.ts';
+import { feedOf, newestOnFeed, readSeen, type SeenRecord } from './seen.ts';
 
 export { parsePins } from './walk.ts';
 
@@ -22,6 +23,11 @@ export type VerifyOptions = {
    * value is a file holding a log checkpoint pinned earlier, with which the log must be consistent.
    */
   pins?: string[];
+  /**
+   * Proof bundles or /v1/ledger pages (files or URLs) seen before: every record of the agent they
+   * show must be in the chain, unchanged (a head moved back hides the records after it).
+   */
+  seen?: string[];
   /** The global log's vkey (text or a file); default: the one the service publishes on /transparency. */
   vkey?: string;
   /** Worker threads; 0 verifies in the main thread. Default: one per core, up to 4. */
@@ -109,6 +115,15 @@ function failedNames(walk: Walk): string[] {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The --seen records, plus the agent's newest record on the service's /v1/ledger when the source is a service's export or chain. */
+async function seenRecords(sourceArg: string, sources: string[], fetcher: typeof fetch): Promise<{ seen: SeenRecord[]; feedProblem: string | null }> {
+  const seen = (await Promise.all(sources.map((s) => readSeen(s, fetcher)))).flat();
+  const feed = feedOf(sourceArg);
+  if (!feed) return { seen, feedProblem: null };
+  const newest = await newestOnFeed(feed, fetcher);
+  return typeof newest === 'string' ? { seen, feedProblem: newest } : { seen: [...seen, ...newest], feedProblem: null };
+}
+
 /** Runs the verifier; returns the exit code (0 pass, 1 a check failed, 2 unusable input). */
 export async function runVerify(sourceArg: string, options: VerifyOptions, out: (line: string) => void): Promise<number> {
   const started = performance.now();
@@ -129,14 +144,18 @@ export async function runVerify(sourceArg: string, options: VerifyOptions, out: 
       print(report, out, (performance.now() - started) / 1000, 0);
       return report.walk.ok ? 0 : 1;
     }
+    // Read before the chain: what the feed lists existed when the chain was read.
+    const { seen, feedProblem } = await seenRecords(sourceArg, options.seen ?? [], fetcher);
     const source = await openSource(sourceArg, fetcher);
     const queueLimit = Math.max(1, workers) * QUEUE_PER_WORKER;
     const proofBase = source.kind === 'proof' ? /^(https?:\/\/.+)\/proof\/[^/]+$/i.exec(source.origin)?.[1] ?? null : null;
     const report = source.kind === 'export'
-      ? await verifyExport(source, pins, runner, queueLimit)
+      ? await verifyExport(source, pins, seen, runner, queueLimit)
       : source.kind === 'chain'
-        ? await verifyChainPages(source, pins, runner, queueLimit)
+        ? await verifyChainPages(source, pins, seen, runner, queueLimit)
         : await verifyProof(source, pins, { ...await resolveVkey(options.vkey, proofBase, fetcher), checkpoints, fetcher, baseUrl: proofBase });
+    if (feedProblem) report.walk.check('head_behind', null, `the service's /v1/ledger could not be read, so the head was not compared with it: ${feedProblem}`);
+    if (source.kind === 'proof' && seen.length > 0) report.walk.check('head_behind', null, '--seen records are compared with an export or a chain, not with a proof bundle');
     if (source.kind !== 'proof' && checkpoints.length > 0) {
       report.walk.check('pinned_checkpoint', null, 'a pinned checkpoint is checked against the log (<base_url>/log) or a proof bundle, not against an export or a chain');
     }

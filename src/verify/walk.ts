@@ -10,6 +10,7 @@ import {
   CHECKS, MAX_LISTED, emptyTallies, joinEdge, verifyChunk, type CheckName, type ChunkInput, type ChunkResult, type Edge, type Failure, type Tally,
 } from './records.ts';
 import { UnusableInput, type ChainPage, type PublishedHead, type PublishedKey, type Source } from './documents.ts';
+import type { SeenRecord } from './seen.ts';
 import { fetchConsistency, verifyBundleInclusion, type LogCheck, type PinnedCheckpoint } from './proof.ts';
 
 /** Verifies chunks of records: in the calling thread (inlineRunner) or on worker threads (pool.ts). */
@@ -117,16 +118,45 @@ function headCheck(walk: Walk, head: PublishedHead, what: string): void {
     : `the ${what} is seq ${head.seq} chain_hash ${head.chain_hash}, but the records end at seq ${lastSeq} chain_hash ${lastHash}`);
 }
 
-function pinCheck(walk: Walk, pins: Pin[]): void {
+/** `complete`: the walk reached the published head, so a record past it means the head is behind. */
+function pinCheck(walk: Walk, pins: Pin[], complete: boolean): void {
   if (pins.length === 0) return;
   const failures: Failure[] = [];
+  const lastSeq = walk.last?.seq ?? 0;
   for (const p of pins) {
     const found = walk.pinned.get(p.seq);
-    if (found === undefined) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: 'the pinned record is not in what was verified' });
+    if (found === undefined && complete && p.seq > lastSeq) {
+      failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: `the chain's head (seq ${lastSeq}) is behind this pinned record: records published before are missing (the head was moved back or the chain cut)` });
+    } else if (found === undefined) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: 'the pinned record is not in what was verified' });
     else if (found !== p.chainHash) failures.push({ name: 'pin', where: `seq ${p.seq}`, detail: `pinned chain_hash ${p.chainHash}, the chain has ${found}: history was rewritten` });
   }
   walk.check('pin', failures.length === 0, `${pins.length} pinned head(s) still in the chain: ${pins.length - failures.length} of ${pins.length}`, failures);
 }
+
+/** Every record seen elsewhere (--seen, the service's /v1/ledger) is in the chain, unchanged. */
+function seenCheck(walk: Walk, seen: SeenRecord[], complete: boolean): void {
+  if (seen.length === 0) return;
+  const lastSeq = walk.last?.seq ?? 0;
+  const failures: Failure[] = [];
+  let compared = 0;
+  for (const s of [...seen].sort((a, b) => a.seq - b.seq)) {
+    const where = `seq ${s.seq} (${s.from})`;
+    const found = walk.pinned.get(s.seq);
+    if (found === undefined && complete && s.seq > lastSeq) {
+      failures.push({ name: 'head_behind', where, detail: `seen with chain_hash ${s.chainHash}, but the chain ends at seq ${lastSeq}: its head is behind records published elsewhere (moved back, or the chain cut)` });
+    } else if (found !== undefined && found !== s.chainHash) {
+      failures.push({ name: 'head_behind', where, detail: `seen with chain_hash ${s.chainHash}, the chain has ${found}: history was rewritten` });
+    } else if (found !== undefined) compared++;
+  }
+  const unchecked = seen.length - compared - failures.length;
+  const rest = unchecked > 0 ? `; ${unchecked} outside what was verified` : '';
+  walk.check('head_behind', failures.length === 0, failures.length === 0
+    ? `${compared} record(s) seen elsewhere are in the chain, unchanged${rest}`
+    : `${failures.length} of ${seen.length} record(s) seen elsewhere are not in the chain as seen`, failures);
+}
+
+/** The seqs whose chain_hash a walk keeps: pinned ones and those seen elsewhere. */
+const watched = (pins: Pin[], seen: SeenRecord[]) => [...pins.map((p) => p.seq), ...seen.map((s) => s.seq)];
 
 // ---------------------------------------------------------------------------------------------
 
@@ -144,13 +174,15 @@ export function addLogChecks(walk: Walk, checks: LogCheck[]): void {
   for (const c of checks) walk.check(c.name, c.ok, c.summary, c.failures);
 }
 
-export async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
+export async function verifyExport(source: Extract<Source, { kind: 'export' }>, pins: Pin[], seenAll: SeenRecord[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
   const { header } = source;
   const walk = new Walk(GENESIS);
-  await walkChunks(walk, source.blocks, { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: pins.map((p) => p.seq), requireContent: true }, runner, queueLimit);
+  const seen = seenAll.filter((s) => s.agent === header.agent.handle);
+  await walkChunks(walk, source.blocks, { agent: header.agent.handle, keys: toKeyInfo(header.keys), pins: watched(pins, seen), requireContent: true }, runner, queueLimit);
   headCheck(walk, header.head, 'export header\'s head');
   walk.check('record_count', walk.records === header.records, `the header announces ${header.records} records; the export holds ${walk.records}`);
-  pinCheck(walk, pins);
+  pinCheck(walk, pins, true);
+  seenCheck(walk, seen, true);
   return {
     title: [`export of agent ${header.agent.handle} (${header.format}) from ${source.origin}`, `published head: seq ${header.head.seq}, chain_hash ${header.head.chain_hash}`],
     walk,
@@ -158,9 +190,10 @@ export async function verifyExport(source: Extract<Source, { kind: 'export' }>, 
   };
 }
 
-export async function verifyChainPages(source: Extract<Source, { kind: 'chain' }>, pins: Pin[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
+export async function verifyChainPages(source: Extract<Source, { kind: 'chain' }>, pins: Pin[], seenAll: SeenRecord[], runner: () => ChunkRunner, queueLimit: number): Promise<Report> {
   const first = source.first;
   const agent = first.agent;
+  const seen = seenAll.filter((s) => s.agent === agent);
   const walk = new Walk(first.after_seq === 0 ? GENESIS : null);
   let lastPage: ChainPage = first;
   let keys = first.keys;
@@ -179,13 +212,14 @@ export async function verifyChainPages(source: Extract<Source, { kind: 'chain' }
     agent,
     get keys() { return toKeyInfo(keys); },
     get requireContent() { return payloads; },
-    pins: pins.map((p) => p.seq),
+    pins: watched(pins, seen),
   };
   await walkChunks(walk, chunks(), base, runner, queueLimit);
   if (first.after_seq > 0) walk.check('start', null, `the walk starts after seq ${first.after_seq}: the link to seq ${first.after_seq} is not checked`);
   if (lastPage.has_more) walk.check('head', null, `stopped before the head (seq ${lastPage.head.seq}): this page has more`);
   else headCheck(walk, lastPage.head, 'chain\'s head');
-  pinCheck(walk, pins);
+  pinCheck(walk, pins, !lastPage.has_more);
+  seenCheck(walk, seen, !lastPage.has_more);
   return {
     title: [`chain of agent ${agent} from ${source.origin}`, `published head: seq ${first.head.seq}, chain_hash ${first.head.chain_hash}`],
     walk,
@@ -222,7 +256,7 @@ export async function verifyProof(source: Extract<Source, { kind: 'proof' }>, pi
   walk.check('anchor_proof', null, bundle.anchor_proof === null
     ? 'none in the bundle: not anchored yet (canon_v1 §5 check 6 cannot run)'
     : 'checked below up to a Bitcoin block header (anchor_proof)');
-  pinCheck(walk, pins);
+  pinCheck(walk, pins, false);
   return { title: [`proof bundle of ${bundle.id} (agent ${bundle.agent.handle}) from ${source.origin}`], walk, subject: bundle.agent.handle };
 }
 

@@ -10,7 +10,7 @@ import { closeTestApp, ADMIN_TOKEN, postDecision, testApp, uniqueHandle, type Te
 import { assertError } from './record-helpers.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const ALL_SCOPES = ['decisions:write', 'decisions:read', 'keys:write', 'brokers:write', 'brokers:read'];
+const ALL_SCOPES = ['decisions:write', 'decisions:read', 'keys:write', 'brokers:write', 'brokers:read', 'webhooks:write', 'webhooks:read'];
 
 type Call = { method: 'GET' | 'POST'; url: string; payload?: unknown };
 const adminCalls = (handle: string, keyId: string): Call[] => [

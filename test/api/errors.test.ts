@@ -49,7 +49,8 @@ await forEachStore('errors and the decision list', (kind) => {
 
   describe('unknown routes and methods', () => {
     test('404 not_found for unknown paths, any method', async () => {
-      for (const [method, url] of [['GET', '/v1/nope'], ['POST', '/v1/nope'], ['GET', '/'], ['GET', '/v2/decisions'], ['POST', '/v1/decisions/dec_x']] as const) {
+      // (GET / is the public site's home page: test/site.)
+      for (const [method, url] of [['GET', '/v1/nope'], ['POST', '/v1/nope'], ['GET', '/nowhere'], ['GET', '/v2/decisions'], ['POST', '/v1/decisions/dec_x']] as const) {
         assertError(await t.app.inject({ method, url, headers: auth }), 404, 'not_found');
       }
     });

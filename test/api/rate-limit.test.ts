@@ -100,6 +100,37 @@ await forEachStore('write rate limits', (kind) => {
     }
   });
 
+  test('idempotent replays are not charged to the write budget, and are answered past it', async () => {
+    const small = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '3' } });
+    try {
+      const agent = await small.agent();
+      const key = `replayed-${Date.now()}`;
+      const decision = { symbol: 'AAPL', action: 'BUY', quantity: 1 };
+      const first = await postDecision(small, agent.secret, decision, key);
+      assert.equal(first.statusCode, 201, first.body);
+      assert.equal(first.headers['ratelimit-remaining'], '2');
+      for (let i = 0; i < 5; i++) {
+        const replay = await postDecision(small, agent.secret, decision, key);
+        assert.equal(replay.statusCode, 201, replay.body);
+        assert.equal(replay.headers['idempotent-replayed'], 'true');
+        assert.equal(replay.body, first.body);
+        assert.equal(replay.headers['ratelimit-remaining'], '2', 'a replay spends nothing');
+      }
+      const fresh = await postMany(small, agent.secret, 3, 1);
+      assert.deepEqual(fresh.map((r) => r.statusCode), [201, 201, 429], 'the budget was intact for new writes');
+      const pastTheLimit = await postDecision(small, agent.secret, decision, key);
+      assert.equal(pastTheLimit.statusCode, 201, `a replay past the limit is still answered: ${pastTheLimit.body}`);
+      assert.equal(pastTheLimit.headers['idempotent-replayed'], 'true');
+      assert.equal(pastTheLimit.body, first.body);
+      const reused = await postDecision(small, agent.secret, { ...decision, quantity: 2 }, key);
+      assert.equal(reused.statusCode, 409, 'a reused key with another body past the limit is told so, not replayed');
+      assertError(await postDecision(small, agent.secret, decision), 429, 'rate_limit_exceeded');
+      assert.equal((await storedChain(store, agent.agentId)).length, 3);
+    } finally {
+      await small.close();
+    }
+  });
+
   test('reads are not charged to the write budget', async () => {
     const small = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '2' } });
     try {

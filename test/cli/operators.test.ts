@@ -72,7 +72,7 @@ describe('ledger agents / api-keys', { concurrency: true }, () => {
     assert.equal(created.agent.status, 'active');
     assert.equal(created.agent.demo, true);
     assert.match(created.api_key.secret, /^dl_live_/);
-    assert.deepEqual([...created.api_key.scopes].sort(), ['brokers:read', 'brokers:write', 'decisions:read', 'decisions:write', 'keys:write']);
+    assert.deepEqual([...created.api_key.scopes].sort(), ['brokers:read', 'brokers:write', 'decisions:read', 'decisions:write', 'keys:write', 'webhooks:read', 'webhooks:write']);
     secrets.push(created.api_key.secret);
     const t = await testApp(store);
     try {

@@ -39,6 +39,7 @@ const cases: { name: string; args?: string[]; env: Record<string, string>; names
   { name: 'LEDGER_ADMIN_TOKEN too short', env: { LEDGER_ADMIN_TOKEN: 'short' }, names: /LEDGER_ADMIN_TOKEN/ },
   { name: 'LEDGER_WRITE_LIMIT_PER_MIN=0', env: { LEDGER_WRITE_LIMIT_PER_MIN: '0' }, names: /LEDGER_WRITE_LIMIT_PER_MIN/ },
   { name: 'LEDGER_REDIS_URL with http:', env: { LEDGER_REDIS_URL: 'http://127.0.0.1:6379' }, names: /LEDGER_REDIS_URL/ },
+  { name: 'LEDGER_METRICS_PORT equal to PORT', env: { PORT: '18081', LEDGER_METRICS_PORT: '18081' }, names: /LEDGER_METRICS_PORT/ },
   { name: 'LEDGER_MARKET_DATA=bogus', env: { LEDGER_MARKET_DATA: 'bogus' }, names: /^ledger: configuration: LEDGER_MARKET_DATA must be one of alpaca, synthetic, none/ },
   { name: 'LEDGER_MARKET_DATA=alpaca without keys', env: { LEDGER_MARKET_DATA: 'alpaca' }, names: /LEDGER_ALPACA_DATA_KEY_ID and LEDGER_ALPACA_DATA_SECRET/ },
   { name: 'LEDGER_ALPACA_DATA_PLAN unknown', env: { LEDGER_ALPACA_DATA_KEY_ID: 'PK1', LEDGER_ALPACA_DATA_SECRET: 's3cret-pass', LEDGER_ALPACA_DATA_PLAN: 'gold' }, names: /LEDGER_ALPACA_DATA_PLAN/ },

@@ -11,8 +11,11 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
+import { nightly, propertyRuns } from './runs.ts';
 
-const RUNS = { sqlite: { mutated: 1200, anything: 1000 }, postgres: { mutated: 250, anything: 200 } };
+// CI's sizes, or LEDGER_PROPERTY_RUNS bodies per store (npm run test:nightly: 100,000), without a timeout.
+const RUNS = { sqlite: propertyRuns('sqlite'), postgres: propertyRuns('postgres') };
+const TIMEOUT = nightly() ? { timeout: Infinity } : {};
 
 const ACTIONS = ['BUY', 'SELL', 'HOLD', 'INCREASE', 'REDUCE', 'CLOSE'];
 const ASSET_CLASSES = ['US_EQUITY', 'CRYPTO', 'ETF', 'PREDICTION_MARKET', 'PERPETUAL', 'OTHER'];
@@ -200,16 +203,16 @@ await forEachStore('hostile requests to POST /v1/decisions', (kind) => {
     assert.equal(after.hash, body.verification.chain_hash);
   }
 
-  test('valid decisions with one field mutated', async () => {
+  test('valid decisions with one field mutated', TIMEOUT, async () => {
     await fc.assert(fc.asyncProperty(requestShape(mutatedDecisionText, false), check), { numRuns: RUNS[kind.name].mutated });
     assert.ok(created > RUNS[kind.name].mutated / 10, `enough bodies were valid to exercise the 201 path (${created})`);
   });
 
-  test('anything at all, with random headers', async () => {
+  test('anything at all, with random headers', TIMEOUT, async () => {
     await fc.assert(fc.asyncProperty(requestShape(anyBody, true), check), { numRuns: RUNS[kind.name].anything });
   });
 
-  test('the whole chain still verifies', async () => {
+  test('the whole chain still verifies', TIMEOUT, async () => {
     await assertChainVerifies(store, agent, created);
   });
 });

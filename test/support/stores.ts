@@ -37,13 +37,13 @@ function storeKind(name: StoreKind['name'], makeFresh: () => string, drop: (url:
   };
 }
 
-const sqliteKind = () => storeKind(
+export const sqliteKind = () => storeKind(
   'sqlite',
   () => `sqlite:${join(mkdtempSync(join(tmpdir(), 'ledger-test-')), 'ledger.db')}`,
   async (url) => rmSync(dirname(url.slice('sqlite:'.length)), { recursive: true, force: true }),
 );
 
-const postgresKind = () => storeKind('postgres', freshPostgresUrl, dropPostgresSchema);
+export const postgresKind = () => storeKind('postgres', freshPostgresUrl, dropPostgresSchema);
 
 /** describe(`${title} [sqlite]`) and describe(`${title} [postgres]`), the latter skipped (or failed under CI) without PostgreSQL. */
 export async function forEachStore(title: string, suite: (kind: StoreKind) => void): Promise<void> {

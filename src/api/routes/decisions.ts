@@ -14,12 +14,16 @@ import { ApiError, sendError } from '../errors.ts';
 import { sendJsonText } from '../json-body.ts';
 import { DecisionList, DecisionListItem, DecisionRequest, DecisionResponse, RecordId, errorResponses } from '../schemas.ts';
 import type { App } from '../types.ts';
+import type { RefundableStore } from '../rate-limit-store.ts';
+import { refundWrite, writeLimitHook } from '../write-limit.ts';
 
 export type DecisionRoutesOptions = {
   authenticate: Authenticate;
   decisions: DecisionService;
   baseUrl: string;
   writeLimitPerMinute: number;
+  /** The write budget's store (shared through Redis when the service has one). */
+  writeBudget: RefundableStore;
 };
 
 const IDEMPOTENCY_KEY = 'idempotency-key';
@@ -56,6 +60,10 @@ export function listItem(record: StoredRecord, baseUrl: string) {
 }
 
 export async function decisionRoutes(app: App, options: DecisionRoutesOptions): Promise<void> {
+  const isRecordedKey = async (request: FastifyRequest) => {
+    const key = request.headers[IDEMPOTENCY_KEY];
+    return typeof key === 'string' && headerCount(request, IDEMPOTENCY_KEY) === 1 && options.decisions.isRecordedKey(holderOf(request).agent, key);
+  };
   app.post('/v1/decisions', {
     schema: {
       operationId: 'recordDecision',
@@ -68,16 +76,8 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
       response: { 201: DecisionResponse, ...errorResponses(400, 401, 403, 409, 413, 415, 429, 500) },
     },
     onRequest: requireKey(options.authenticate, 'decisions:write'),
+    preParsing: writeLimitHook({ max: options.writeLimitPerMinute, store: options.writeBudget, isRecordedKey }),
     preValidation: checkIdempotencyKey,
-    config: {
-      rateLimit: {
-        max: options.writeLimitPerMinute,
-        timeWindow: 60_000,
-        hook: 'preParsing',
-        groupId: 'decision-writes',
-        keyGenerator: (request: FastifyRequest) => holderOf(request).key.id,
-      },
-    },
   }, async function recordDecision(request, reply) {
     const holder = holderOf(request);
     const body = request.lossless;
@@ -88,7 +88,10 @@ export async function decisionRoutes(app: App, options: DecisionRoutesOptions): 
       idempotencyKey: request.headers[IDEMPOTENCY_KEY] as string,
     });
     if (outcome.kind === 'error') return sendError(request, reply, outcome.error);
-    if (outcome.kind === 'replayed') reply.header('idempotent-replayed', 'true');
+    if (outcome.kind === 'replayed') {
+      reply.header('idempotent-replayed', 'true');
+      refundWrite(options.writeBudget, request, reply);
+    }
     return sendJsonText((reply as FastifyReply).code(outcome.status), outcome.body);
   });
 

@@ -16,6 +16,7 @@ import { HANDLE_PATTERN } from '../operators.ts';
 import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin, type ProfileSections } from './documents.ts';
 import { entryText, recordJson } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
+import { ReadSources, type ReplicaOptions } from './sources.ts';
 
 const HANDLE = new RegExp(HANDLE_PATTERN);
 
@@ -68,9 +69,12 @@ export class PublicReads {
   private renderedChars = 0;
 
   readonly urls: PublicUrls;
+  /** The store each read runs on: the primary, or a read replica in front of it (sources.ts). */
+  private readonly sources: ReadSources;
 
-  constructor(private readonly store: LedgerStore, private readonly baseUrl: string) {
+  constructor(store: LedgerStore, private readonly baseUrl: string, replica: ReplicaOptions = { replica: null }) {
     this.urls = new PublicUrls(baseUrl);
+    this.sources = new ReadSources(store, replica);
   }
 
   /** recordJson with content and document, from the cache when this record was rendered before. */
@@ -94,28 +98,40 @@ export class PublicReads {
     this.renderedChars += text.length;
   }
 
-  /** The agent named by a public handle; malformed handles are simply unknown. */
-  async agent(handle: string, param = 'handle'): Promise<Result<Agent>> {
-    const agent = HANDLE.test(handle) ? await this.store.findAgentByHandle(handle) : null;
-    return agent ? ok(agent) : fail(errors.notFound(`no agent with handle ${handle}`, param));
+  /** The agent named by a public handle, and the store that knows it; malformed handles are simply unknown. */
+  private async agent(store: LedgerStore, handle: string, param = 'handle'): Promise<Result<{ agent: Agent; store: LedgerStore }>> {
+    const found = HANDLE.test(handle) ? await this.sources.agentByHandle(store, handle) : null;
+    return found ? ok({ agent: found.value, store: found.store }) : fail(errors.notFound(`no agent with handle ${handle}`, param));
   }
 
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}
 
   async recordExists(id: string): Promise<boolean> {
-    return (await this.store.findRecord(id)) !== null;
+    return this.sources.read(async (store) => (await this.sources.record(store, id)) !== null);
+  }
+
+  /** The agent named by a public handle (404 `not_found` otherwise), for the reads other wings serve. */
+  agentByHandle(handle: string, param = 'handle'): Promise<Result<Agent>> {
+    return this.sources.read(async (store) => {
+      const found = await this.agent(store, handle, param);
+      return found.ok ? ok(found.value.agent) : found;
+    });
   }
 
   /** `sections` adds what other wings compute from the records (portfolios and performance). */
-  async profile(handle: string, sections?: (agent: Agent) => Promise<ProfileSections>): Promise<Result<ReturnType<typeof profileView>>> {
-    const found = await this.agent(handle);
+  profile(handle: string, sections?: (agent: Agent) => Promise<ProfileSections>): Promise<Result<ReturnType<typeof profileView>>> {
+    return this.sources.read((store) => this.profileOn(store, handle, sections));
+  }
+
+  private async profileOn(replicaOrPrimary: LedgerStore, handle: string, sections?: (agent: Agent) => Promise<ProfileSections>): Promise<Result<ReturnType<typeof profileView>>> {
+    const found = await this.agent(replicaOrPrimary, handle);
     if (!found.ok) return found;
-    const agent = found.value;
+    const { agent, store } = found.value;
     const [head, counts, keys, extra] = await Promise.all([
-      this.store.chainHead(agent.id),
-      this.store.countRecords(agent.id),
-      this.store.listSigningKeys(agent.id),
+      store.chainHead(agent.id),
+      store.countRecords(agent.id),
+      store.listSigningKeys(agent.id),
       sections ? sections(agent) : Promise.resolve(null),
     ]);
     return ok(profileView(agent, head, counts, keys, {
@@ -127,17 +143,21 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}/chain
 
-  async chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
-    const found = await this.agent(query.handle);
+  chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
+    return this.sources.read((store) => this.chainPageOn(store, query));
+  }
+
+  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<JsonText>> {
+    const found = await this.agent(replicaOrPrimary, query.handle);
     if (!found.ok) return found;
-    const agent = found.value;
+    const { agent } = found.value;
     // The head is read first and the page stops at it, so a page never shows a record its own
     // `head` does not cover, even while the agent records.
-    const head = await this.store.chainHead(agent.id);
-    const keys = await this.store.listSigningKeys(agent.id);
+    const { value: head, store } = await this.sources.chain(found.value.store, agent.id, query.afterSeq);
+    const keys = await store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
     const shape = { payloads: query.payloads, document: query.payloads };
-    const { texts, last } = await this.chainTexts(agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
+    const { texts, last } = await this.chainTexts(store, agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
     const hasMore = last < head.seq;
     const meta = {
       object: 'chain',
@@ -157,12 +177,12 @@ export class PublicReads {
   }
 
   /** Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page budget. */
-  private async chainTexts(agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
+  private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
     const texts: string[] = [];
     let chars = 0;
     let last = afterSeq;
     while (texts.length < room && (texts.length === 0 || chars < PAGE_CHAR_BUDGET)) {
-      const chunk = await this.store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length));
+      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length));
       if (chunk.length === 0) break;
       for (const r of chunk) {
         if (texts.length > 0 && chars >= PAGE_CHAR_BUDGET) break;
@@ -179,13 +199,18 @@ export class PublicReads {
   // GET /v1/proof/{record_id}
 
   /** `sections` adds the proofs other wings hold (the global log's inclusion_proof) to a found record's bundle. */
-  async proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<JsonText>> {
-    const record = isRecordId(recordId) ? await this.store.findRecord(recordId) : null;
-    if (!record) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
+  proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<JsonText>> {
+    return this.sources.read((store) => this.proofOn(store, recordId, sections));
+  }
+
+  private async proofOn(replicaOrPrimary: LedgerStore, recordId: string, sections: (id: string) => Promise<Record<string, unknown>>): Promise<Result<JsonText>> {
+    const found = isRecordId(recordId) ? await this.sources.record(replicaOrPrimary, recordId) : null;
+    if (!found) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
+    const { value: record, store } = found;
     const [agent, head, key, extra] = await Promise.all([
-      this.store.findAgentById(record.agentId),
-      this.store.chainHead(record.agentId),
-      record.signature ? this.store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
+      store.findAgentById(record.agentId),
+      store.chainHead(record.agentId),
+      record.signature ? store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
       sections(record.id),
     ]);
     const meta = {
@@ -216,18 +241,24 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/ledger
 
-  async ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
+  ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
+    return this.sources.read((store) => this.ledgerPageOn(store, query));
+  }
+
+  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<JsonText>> {
     let agentId: string | undefined;
+    let store = replicaOrPrimary;
     if (query.agent !== undefined) {
-      const found = await this.agent(query.agent, 'agent');
+      const found = await this.agent(store, query.agent, 'agent');
       if (!found.ok) return found;
-      if (found.value.demo && !query.includeDemo) {
+      if (found.value.agent.demo && !query.includeDemo) {
         return fail(errors.invalidRequest(`agent ${query.agent} is a demo agent and demo records are hidden by default; pass include_demo=true to see them`, 'include_demo'));
       }
-      agentId = found.value.id;
+      agentId = found.value.agent.id;
+      store = found.value.store;
     }
     const filter = { symbol: query.symbol, agentId, type: query.type, includeDemo: query.includeDemo };
-    const { data, hasMore, lastId } = await this.ledgerTexts(query.limit, query.cursor, filter);
+    const { data, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
     const nextCursor = hasMore ? lastId : null;
     const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
       `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
@@ -235,14 +266,14 @@ export class PublicReads {
   }
 
   /** Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time, within the page budget. */
-  private async ledgerTexts(limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
+  private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
     const data: string[] = [];
     let chars = 0;
     let before = cursor === undefined ? undefined : sortKeyOf(cursor);
     let lastId: string | null = null;
     for (;;) {
       const want = Math.min(PAGE_READ_CHUNK, limit - data.length);
-      const rows = await this.store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
+      const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
       for (const r of rows.slice(0, want)) {
         const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
         data.push(text);
@@ -273,12 +304,20 @@ export class PublicReads {
    * head read at the start. Records are read EXPORT_PAGE at a time, one page per yielded chunk,
    * so memory stays flat however long the chain is. `etag` names the export's content.
    */
-  async export(handle: string, annotations?: ExportAnnotations): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
-    const found = await this.agent(handle, 'agent');
+  export(handle: string, annotations?: ExportAnnotations): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+    return this.sources.read((store) => this.exportOn(store, handle, annotations));
+  }
+
+  private async exportOn(
+    replicaOrPrimary: LedgerStore,
+    handle: string,
+    annotations?: ExportAnnotations,
+  ): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+    const found = await this.agent(replicaOrPrimary, handle, 'agent');
     if (!found.ok) return found;
-    const agent = found.value;
-    const head = await this.store.chainHead(agent.id);
-    const keys = await this.store.listSigningKeys(agent.id);
+    const { agent, store } = found.value;
+    const head = await store.chainHead(agent.id);
+    const keys = await store.listSigningKeys(agent.id);
     const extra = annotations ? await annotations.header(agent.id, head.seq) : {};
     const header = {
       object: 'export',
@@ -294,7 +333,6 @@ export class PublicReads {
     };
     const headerText = JSON.stringify(header);
     const etag = `W/"${sha256Hex(headerText).slice(0, 32)}"`;
-    const store = this.store;
     async function* lines(): AsyncGenerator<string> {
       yield headerText + '\n';
       for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE)) {
@@ -310,8 +348,12 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/transparency
 
-  async transparency(now: Date) {
-    const [heads, counts] = await Promise.all([this.store.listHeads(), this.store.countRecords()]);
+  transparency(now: Date) {
+    return this.sources.read((store) => this.transparencyOn(store, now));
+  }
+
+  private async transparencyOn(store: LedgerStore, now: Date) {
+    const [heads, counts] = await Promise.all([store.listHeads(), store.countRecords()]);
     return transparencyView(now, heads.map(({ agent, head }) => ({
       agent: agent.handle,
       demo: agent.demo,

@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, StoreUnavailable,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -44,7 +44,7 @@ export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, q
 
 /** Errors that mean "the database cannot answer now", not "this request is wrong". */
 const UNAVAILABLE_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300', '55P03', '57014', '25P03']);
+const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53100', '53300', '55P03', '57014', '25P03']);
 const UNAVAILABLE_MESSAGE = /Connection terminated|connection timeout|timeout exceeded|Query read timeout|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Client has encountered a connection error/i;
 
 function unavailable(err: unknown): StoreUnavailable | null {
@@ -56,17 +56,44 @@ function unavailable(err: unknown): StoreUnavailable | null {
   return null;
 }
 
+/** The connection itself failed (no SQLSTATE: the server said nothing): it cannot be trusted with another statement. */
+function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  const answeredByServer = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !UNAVAILABLE_NETWORK.has(code);
+  return !answeredByServer && unavailable(err) !== null;
+}
+
 /** Rethrows `err` as StoreUnavailable when it means the database cannot answer. */
 function rethrow(err: unknown): never {
   throw unavailable(err) ?? err;
 }
 
-/** Splits our `?schema=` parameter off a postgres:// URL (node-postgres does not know it). */
+/**
+ * The URL parameters that set a bound (milliseconds; `connect_timeout` in seconds, as in libpq),
+ * so an operator can tune them in LEDGER_DATABASE_URL; the defaults are DEFAULT_POSTGRES_TIMEOUTS.
+ */
+const TIMEOUT_PARAMS: Record<string, { key: keyof PostgresTimeouts; unitMs: number }> = {
+  connect_timeout: { key: 'connectMs', unitMs: 1_000 },
+  query_timeout: { key: 'queryMs', unitMs: 1 },
+  statement_timeout: { key: 'statementMs', unitMs: 1 },
+  idle_in_transaction_session_timeout: { key: 'idleInTransactionMs', unitMs: 1 },
+  append_lock_timeout: { key: 'appendLockMs', unitMs: 1 },
+};
+
+/** Splits our parameters (`?schema=` and the bounds) off a postgres:// URL; node-postgres gets the rest. */
 export function parsePostgresUrl(url: string): PostgresOptions {
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? undefined;
   u.searchParams.delete('schema');
-  return { connectionString: u.toString(), schema };
+  const timeouts: Partial<PostgresTimeouts> = {};
+  for (const [name, { key, unitMs }] of Object.entries(TIMEOUT_PARAMS)) {
+    const raw = u.searchParams.get(name);
+    if (raw === null) continue;
+    if (!/^[1-9][0-9]{0,8}$/.test(raw)) throw new Error(`the database URL's ${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+    timeouts[key] = Number(raw) * unitMs;
+    u.searchParams.delete(name);
+  }
+  return { connectionString: u.toString(), schema, timeouts };
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -119,8 +146,11 @@ export class PostgresStore implements LedgerStore {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      // A client that cannot even roll back has lost its connection: destroy it, never reuse it.
-      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      // A connection that is gone or silent is destroyed, not rolled back: a ROLLBACK on it would
+      // wait a whole query timeout more, and the server aborts the transaction when it closes.
+      // A client that cannot even roll back has lost its connection too: never reuse it.
+      if (connectionLost(err)) broken = err as Error;
+      else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       rethrow(err);
     } finally {
       client.release(broken);
@@ -157,6 +187,10 @@ export class PostgresStore implements LedgerStore {
 
   async ping(): Promise<void> {
     await this.q('SELECT 1');
+  }
+
+  gauges(): StoreGauges {
+    return { pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount } };
   }
 
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
@@ -297,6 +331,11 @@ export class PostgresStore implements LedgerStore {
   async countRecords(agentId?: string): Promise<RecordCounts> {
     const [row] = agentId ? await this.q(`${COUNT_SUMS} WHERE agent_id = $1`, [agentId]) : await this.q(COUNT_SUMS);
     return recordCountsFromSums(row);
+  }
+
+  async newestSortKey(): Promise<string | null> {
+    const [row] = await this.q('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1');
+    return row ? String(row.sort_key) : null;
   }
 
   async listHeads(): Promise<AgentHead[]> {

@@ -17,11 +17,15 @@ const { path, betterSqlite3 } = /** @type {CheckpointWorkerData} */ (workerData)
 const Database = /** @type {typeof import('better-sqlite3')} */ (createRequire(import.meta.url)(betterSqlite3));
 const db = new Database(path, { fileMustExist: true });
 db.pragma('busy_timeout = 10000');
+const TRUNCATE_BUSY_MS = 200;
 
 parentPort?.on('message', (/** @type {string} */ mode) => {
   /** @type {CheckpointReply} */
   let reply;
   try {
+    // A TRUNCATE waits for readers and other writers: briefly, so that appends waiting on it
+    // (checkpointer.ts) are never held long by a reader in another process.
+    db.pragma(`busy_timeout = ${mode === 'TRUNCATE' ? TRUNCATE_BUSY_MS : 10000}`);
     const [result] = /** @type {CheckpointResult[]} */ (db.pragma(`wal_checkpoint(${mode})`));
     reply = { ok: true, result: /** @type {CheckpointResult} */ (result) };
   } catch (err) {

@@ -303,4 +303,62 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (agent_id, portfolio)
   );
   `,
+  // Webhooks (issue 17): the agents' endpoints (secret sealed by the vault), the outbox of messages
+  // in fan-out order (seq), their delivery attempts, the fan-out cursor (one row, created with the
+  // first endpoint) and the confirmed anchors already fanned out. Not record tables: the deliverer
+  // updates messages and prunes old ones.
+  `
+  CREATE TABLE webhook_endpoints (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    description TEXT,
+    secret TEXT NOT NULL,
+    key_version INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+    disabled_reason TEXT,
+    created_at TEXT NOT NULL,
+    disabled_at TEXT
+  );
+  CREATE INDEX webhook_endpoints_agent ON webhook_endpoints (agent_id, created_at);
+  CREATE TABLE webhook_cursor (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    record_sort_key TEXT NOT NULL,
+    checkpoint_size INTEGER NOT NULL,
+    anchor_floor INTEGER NOT NULL
+  );
+  CREATE TABLE webhook_anchors_seen (
+    tree_size INTEGER PRIMARY KEY
+  );
+  CREATE TABLE webhook_messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id),
+    agent_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    first_attempt_at TEXT,
+    next_attempt_at TEXT,
+    delivered_at TEXT,
+    UNIQUE (endpoint_id, event_type, subject)
+  );
+  CREATE INDEX webhook_messages_endpoint ON webhook_messages (endpoint_id, seq);
+  CREATE INDEX webhook_messages_pending ON webhook_messages (endpoint_id, seq) WHERE status = 'pending';
+  CREATE INDEX webhook_messages_created ON webhook_messages (created_at) WHERE status <> 'pending';
+  CREATE TABLE webhook_attempts (
+    message_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    PRIMARY KEY (message_id, attempt)
+  );
+  `,
 ];

@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -27,6 +27,25 @@ import type { AnchorStore } from '../anchor-port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
+
+/**
+ * SQLite errors that mean "the database cannot take a write now", not "this request is wrong": a
+ * full disk, a write lock another process held past busy_timeout, an I/O error.
+ */
+const UNAVAILABLE_CODES = /^SQLITE_(FULL|BUSY|IOERR)/;
+
+/** Runs a write; those errors come out as StoreUnavailable (answered 503, retried by the client later). */
+function writing<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
+      throw new StoreUnavailable(`the database cannot write now: ${(err as Error).message}`, { cause: err });
+    }
+    throw err;
+  }
+}
 
 function prepareStatements(db: SqliteDatabase) {
   const p = (sql: string) => db.prepare(sql);
@@ -70,7 +89,7 @@ export class SqliteStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
 
-  constructor(readonly path: string, checkpoints: CheckpointPolicy = DEFAULT_CHECKPOINT_POLICY) {
+  constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -120,14 +139,20 @@ export class SqliteStore implements LedgerStore {
     this.db.prepare('SELECT 1').get();
   }
 
+  gauges(): StoreGauges {
+    if (!this.walSync || !this.checkpointer) return {};
+    const { runs, truncates } = this.checkpointer.stats;
+    return { wal: { bytes: this.checkpointer.walBytes(), fsyncs: this.walSync.stats.syncs, fsyncSeconds: this.walSync.stats.seconds, checkpoints: runs, truncates } };
+  }
+
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
-    this.db.transaction(() => {
+    writing(() => this.db.transaction(() => {
       this.db.prepare('INSERT INTO agents (id, handle, display_name, status, demo, created_at) VALUES (?, ?, ?, ?, ?, ?)')
         .run(agent.id, agent.handle, agent.displayName, agent.status, agent.demo ? 1 : 0, agent.createdAt);
       this.db.prepare('INSERT INTO chain_heads (agent_id, seq, hash, recorded_at) VALUES (?, 0, ?, NULL)')
         .run(agent.id, GENESIS_PREV_HASH);
       this.insertApiKey(firstKey);
-    }).immediate();
+    }).immediate());
   }
 
   async findAgentByHandle(handle: string): Promise<Agent | null> {
@@ -140,12 +165,12 @@ export class SqliteStore implements LedgerStore {
   }
 
   async setAgentStatus(agentId: string, status: AgentStatus): Promise<void> {
-    this.db.prepare('UPDATE agents SET status = ? WHERE id = ?').run(status, agentId);
+    writing(() => this.db.prepare('UPDATE agents SET status = ? WHERE id = ?').run(status, agentId));
     this.forgetKeyHolders();
   }
 
   async createApiKey(key: ApiKey & { secretHash: string }): Promise<void> {
-    this.insertApiKey(key);
+    writing(() => this.insertApiKey(key));
   }
 
   private insertApiKey(key: ApiKey & { secretHash: string }): void {
@@ -189,17 +214,17 @@ export class SqliteStore implements LedgerStore {
   }
 
   async revokeApiKey(id: string, at: string): Promise<void> {
-    this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id);
+    writing(() => this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id));
     this.forgetKeyHolders();
   }
 
   async createSigningKey(key: SigningKey): Promise<SigningKey> {
-    return this.db.transaction(() => {
+    return writing(() => this.db.transaction(() => {
       this.db.prepare(`INSERT INTO signing_keys (id, agent_id, public_key, label, created_at, revoked_at)
         VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (agent_id, public_key) DO NOTHING`)
         .run(key.id, key.agentId, key.publicKey, key.label, key.createdAt);
       return signingKeyFromRow(this.db.prepare('SELECT * FROM signing_keys WHERE agent_id = ? AND public_key = ?').get(key.agentId, key.publicKey) as Row);
-    }).immediate();
+    }).immediate());
   }
 
   async findSigningKey(agentId: string, id: string): Promise<SigningKey | null> {
@@ -213,12 +238,12 @@ export class SqliteStore implements LedgerStore {
 
   async revokeSigningKey(agentId: string, id: string, at: string): Promise<void> {
     // IMMEDIATE: no batch can chain a record between reading the head and revoking.
-    this.db.transaction(() => {
+    writing(() => this.db.transaction(() => {
       const head = this.db.prepare('SELECT recorded_at FROM chain_heads WHERE agent_id = ?').get(agentId) as Row | undefined;
       const latest = (head?.recorded_at as string | null | undefined) ?? null;
       this.db.prepare('UPDATE signing_keys SET revoked_at = ? WHERE agent_id = ? AND id = ? AND revoked_at IS NULL')
         .run(latest !== null && latest > at ? latest : at, agentId, id);
-    }).immediate();
+    }).immediate());
   }
 
   async findIdempotent(agentId: string, key: string): Promise<IdempotentResult | null> {
@@ -227,11 +252,11 @@ export class SqliteStore implements LedgerStore {
   }
 
   async appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T> {
-    const append = () => this.db.transaction(() => {
+    const append = () => writing(() => this.db.transaction(() => {
       const { rows, result } = plan(this.appendFacts(questions));
       this.writeAppend(rows);
       return { result, count: rows.records.length };
-    }).immediate();
+    }).immediate());
     if (!this.walSync) return append().result;
     this.walSync.assertHealthy();
     await this.checkpointer?.beforeAppend();
@@ -247,6 +272,28 @@ export class SqliteStore implements LedgerStore {
     this.checkpointer?.afterAppend(appended.count);
     await this.walSync.sync(); // only now is the batch durable, and only now is it answered
     return appended.result;
+  }
+
+  /**
+   * A write beside the record path (the webhook outbox): committed like an append, without an
+   * fsync on the event loop, then made durable off it. Durable when this resolves (unless
+   * `durable` is false: then a power loss may forget it, a process crash does not); the WAL sync
+   * also covers every commit before it.
+   */
+  async writeOffLoop<T>(write: () => T, durable = true): Promise<T> {
+    if (!this.walSync) return write();
+    this.walSync.assertHealthy();
+    await this.checkpointer?.beforeAppend();
+    this.db.pragma('synchronous = NORMAL');
+    let result: T;
+    try {
+      result = write();
+    } finally {
+      this.db.pragma('synchronous = FULL');
+    }
+    this.checkpointer?.afterAppend(1);
+    if (durable) await this.walSync.sync();
+    return result;
   }
 
   /** Inside the IMMEDIATE transaction, which no other writer (of any process) shares. */
@@ -334,6 +381,10 @@ export class SqliteStore implements LedgerStore {
   async countRecords(agentId?: string): Promise<RecordCounts> {
     const row = (agentId ? this.read(`${COUNT_SUMS} WHERE agent_id = ?`).get(agentId) : this.read(COUNT_SUMS).get()) as Row | undefined;
     return recordCountsFromSums(row);
+  }
+
+  async newestSortKey(): Promise<string | null> {
+    return ((this.statements.newestSortKey.get() as Row | undefined)?.sort_key as string | undefined) ?? null;
   }
 
   async listHeads(): Promise<AgentHead[]> {

@@ -9,12 +9,15 @@
 // reached the disk, so after one failure every append fails until the process restarts.
 import { open, type FileHandle } from 'node:fs/promises';
 import { statSync } from 'node:fs';
+import { StoreUnavailable } from '../port.ts';
 
 export class WalSync {
   private current: { inode: number; handle: Promise<FileHandle> } | null = null;
   /** Handles of a replaced WAL file; closed with the store, never under a running sync. */
   private readonly replaced: Promise<FileHandle>[] = [];
   private failure: Error | null = null;
+  /** fsyncs done and their time in seconds, for the metrics. */
+  readonly stats = { syncs: 0, seconds: 0 };
 
   constructor(private readonly walPath: string) {}
 
@@ -28,9 +31,12 @@ export class WalSync {
     this.assertHealthy();
     try {
       const handle = await this.handle();
+      const started = performance.now();
       await handle.sync();
+      this.stats.syncs++;
+      this.stats.seconds += (performance.now() - started) / 1000;
     } catch (err) {
-      this.failure ??= new Error(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`);
+      this.failure ??= new StoreUnavailable(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`, { cause: err });
       throw this.failure;
     }
   }

@@ -29,7 +29,7 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
   }, async function getPerformance(request, reply) {
     const { handle } = request.params;
     const portfolio = (request.query.portfolio ?? 'model') as Portfolio;
-    const found = await options.reads.agent(handle);
+    const found = await options.reads.agentByHandle(handle);
     if (!found.ok) return sendError(request, reply, found.error);
     const report = await performance.report(found.value, portfolio);
     if (!report.ok) return sendError(request, reply, report.error);

@@ -1,0 +1,154 @@
+// What each public page shows, gathered from the use cases the JSON reads use (the public reads,
+// the log's and the anchors' reads) plus the site's one read of its own (a decision timeline
+// with the executions linked to each decision). Every read is bounded: pages of records, a
+// capped list of chain heads and of linked executions.
+import type { AnchorReads } from '../anchor/reads.ts';
+import type { Clock } from '../ledger/clock.ts';
+import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import { isRecordId } from '../ledger/ids.ts';
+import type { PublicReads } from '../ledger/public/reads.ts';
+import type { LogReads } from '../log/reads.ts';
+import type { ObservationReads } from '../market/observations.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { siteStoreOf } from '../store/site.ts';
+import type { SiteStore } from '../store/site-port.ts';
+import type { StoredRecord } from '../domain/types.ts';
+import type { AgentProfile, HeadRow, LedgerItem, ProofBundle, TimelineItem, Transparency } from './views.ts';
+import { publishedView, recordView } from './views.ts';
+
+/** Records per page on the home page and in an agent's timeline. */
+export const FEED_PAGE = 20;
+export const TIMELINE_PAGE = 20;
+/** Linked executions shown under one decision (the rest are counted). */
+export const EXECUTIONS_PER_DECISION = 10;
+/** Chain heads listed on a page (the JSON twin lists them all). */
+export const HEADS_SHOWN = 500;
+/** Anchors per page on /transparency. */
+export const ANCHORS_PAGE = 20;
+
+/** How old the home page's counts, log and anchor summary may be. */
+export const SUMMARY_TTL_MS = 2_000;
+
+type Summary = {
+  counts: Transparency['counts'];
+  log: Awaited<ReturnType<LogReads['transparency']>>;
+  anchoring: Awaited<ReturnType<AnchorReads['transparency']>>;
+};
+
+export type SiteDeps = { reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; store: LedgerStore; clock: Clock };
+
+export class SiteReads {
+  private readonly site: SiteStore;
+
+  constructor(private readonly deps: SiteDeps) {
+    this.site = siteStoreOf(deps.store);
+  }
+
+  /** `/`: the newest records of every agent (the /v1/ledger use case), counts, the log and its anchors. */
+  async home(q: { cursor?: string | undefined; includeDemo: boolean }) {
+    const cursor = q.cursor !== undefined && isRecordId(q.cursor) ? q.cursor : undefined;
+    const [page, summary] = await Promise.all([
+      this.deps.reads.ledgerPage({ limit: FEED_PAGE, cursor, includeDemo: q.includeDemo }),
+      this.summary(),
+    ]);
+    if (!page.ok) return page;
+    const feed = JSON.parse(page.value.body) as { data: LedgerItem[]; has_more: boolean; next_cursor: string | null };
+    return ok({ feed, ...summary, cursor: cursor ?? null, includeDemo: q.includeDemo });
+  }
+
+  private summaryCache: { at: number; value: Promise<Summary> } | null = null;
+
+  /**
+   * The home page's counts, log and anchoring: the same for every visitor, and eight store reads,
+   * so they are read at most once per SUMMARY_TTL_MS (a failed read is not kept).
+   */
+  private summary(): Promise<Summary> {
+    const now = Date.now();
+    if (this.summaryCache && now - this.summaryCache.at < SUMMARY_TTL_MS) return this.summaryCache.value;
+    const value = Promise.all([this.transparency(), this.deps.log.transparency(), this.deps.anchors.transparency()])
+      .then(([transparency, log, anchoring]) => ({ counts: transparency.counts, log, anchoring }));
+    this.summaryCache = { at: now, value };
+    value.catch(() => {
+      if (this.summaryCache?.value === value) this.summaryCache = null;
+    });
+    return value;
+  }
+
+  private async transparency(): Promise<Transparency> {
+    return (await this.deps.reads.transparency(this.deps.clock.now())) as Transparency;
+  }
+
+  /** `/agents`: every agent whose handle contains `q` (all when empty), at most HEADS_SHOWN. */
+  async agents(q: string) {
+    const { heads } = await this.transparency();
+    const needle = q.trim().toLowerCase();
+    const matching = needle === '' ? heads : heads.filter((h) => h.agent.includes(needle));
+    return { q: needle, total: matching.length, heads: matching.slice(0, HEADS_SHOWN) as HeadRow[] };
+  }
+
+  /** `/agents/<handle>`: the profile and a page of its decision timeline, newest first. */
+  async agent(handle: string, before?: string): Promise<Result<{ profile: AgentProfile; timeline: TimelineItem[]; nextBefore: string | null }>> {
+    // The profile and the timeline are read side by side: each is a few store reads.
+    const [profile, page] = await Promise.all([this.deps.reads.profile(handle), this.decisionsOf(handle, before)]);
+    if (!profile.ok) return profile;
+    if (!page.ok) return page;
+    const decisions = page.value.slice(0, TIMELINE_PAGE);
+    const counts = (profile.value as unknown as AgentProfile).counts;
+    const linked = counts.execution > 0 ? await this.linked(decisions.map((d) => d.id)) : () => ({ executions: [], executionsTotal: 0 });
+    const timeline = decisions.map((d) => ({ decision: recordView(d), ...linked(d.id) }));
+    const nextBefore = page.value.length > TIMELINE_PAGE ? decisions[decisions.length - 1]!.id : null;
+    return ok({ profile: profile.value as unknown as AgentProfile, timeline, nextBefore });
+  }
+
+  /** A page of the agent's decisions, newest first, before `before` (one more than shown: is there a next page?). */
+  private async decisionsOf(handle: string, before: string | undefined): Promise<Result<StoredRecord[]>> {
+    const agent = await this.deps.store.findAgentByHandle(handle);
+    if (!agent) return fail(errors.notFound(`no agent with handle ${handle}`, 'handle'));
+    return ok(await this.deps.store.listAgentRecords(agent.id, 'decision', {
+      limit: TIMELINE_PAGE + 1,
+      before: before !== undefined && isRecordId(before) ? before : undefined,
+    }));
+  }
+
+  /** The executions linked to each decision: a lookup by decision id. */
+  private async linked(decisionIds: string[]): Promise<(id: string) => Pick<TimelineItem, 'executions' | 'executionsTotal'>> {
+    const found = await this.site.linkedExecutions(decisionIds, EXECUTIONS_PER_DECISION);
+    return (id) => ({
+      executions: found.executions.filter((e) => e.decisionId === id).map((e) => recordView(e.record)),
+      executionsTotal: found.totals.get(id) ?? 0,
+    });
+  }
+
+  /** `/records/<id>`: the proof bundle (as /v1/proof serves it), the chain neighbours, and the links. */
+  async record(id: string) {
+    if (!isRecordId(id)) return fail(errors.notFound(`no record ${id}`, 'record_id'));
+    const proof = await this.deps.reads.proof(id, async (rid) => {
+      // The sections /v1/proof adds, as it adds them.
+      const [section, anchor, price] = await Promise.all([this.deps.log.proofSection(rid), this.deps.anchors.proofSection(rid), this.deps.prices.proofSection(rid)]);
+      return { ...section, ...anchor, ...price.section };
+    });
+    if (!proof.ok) return proof;
+    const bundle = JSON.parse(proof.value.body) as ProofBundle;
+    const seq = Number(bundle.record.entry.seq);
+    const view = publishedView(bundle.record);
+    const [around, lookup] = await Promise.all([
+      this.deps.reads.chainPage({ handle: bundle.agent.handle, afterSeq: Math.max(0, seq - 2), limit: seq === 1 ? 2 : 3, payloads: false }),
+      view.type === 'decision' ? this.linked([bundle.id]) : null,
+    ]);
+    const neighbours = around.ok ? (JSON.parse(around.value.body) as { records: { entry: { seq: string; id: string } }[] }).records : [];
+    const at = (s: number) => neighbours.find((r) => Number(r.entry.seq) === s)?.entry.id ?? null;
+    const linked = lookup ? lookup(bundle.id) : { executions: [], executionsTotal: 0 };
+    return ok({ bundle, view, previous: at(seq - 1), next: at(seq + 1), ...linked });
+  }
+
+  /** `/transparency`: heads to pin, counts, the log, its anchors (paged) and the guarantees. */
+  async transparencyPage(anchorsCursor?: number) {
+    const [transparency, log, anchoring, anchors] = await Promise.all([
+      this.transparency(),
+      this.deps.log.transparency(),
+      this.deps.anchors.transparency(),
+      this.deps.anchors.list(ANCHORS_PAGE, anchorsCursor),
+    ]);
+    return { transparency, log, anchoring, anchors, headsShown: Math.min(HEADS_SHOWN, transparency.heads.length) };
+  }
+}

@@ -1,0 +1,84 @@
+// The webhooks wing composed from the configuration: the master keyring of the vault (the same
+// key that seals broker credentials, loaded once), the endpoints use case the routes call, and
+// the deliverer the server runs beside the HTTP service until shutdown. On PostgreSQL every API
+// node runs a deliverer; the advisory lock lets one of them deliver, and another takes over when
+// it dies.
+import type { BrokerConfig, WebhookConfig } from '../config.ts';
+import type { Clock } from '../ledger/clock.ts';
+import { loadMasterKeyring, type Keyring } from '../brokers/vault.ts';
+import type { LedgerStore } from '../store/port.ts';
+import { webhookStoreOf } from '../store/webhooks.ts';
+import type { Resolve } from './address.ts';
+import { Deliverer } from './deliverer.ts';
+import { openSecret, WebhookEndpoints } from './endpoints.ts';
+import { EventBodies } from './events.ts';
+import { FanOut } from './fanout.ts';
+import { DEFAULT_RETRY } from './schedule.ts';
+
+export type WebhookLog = (level: 'info' | 'warn' | 'error', message: string) => void;
+
+/** Bytes of a receiver's answer read at most. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+/** Delivered and failed messages stay in the delivery log this long. */
+export const RETENTION_MS = 30 * 86_400_000;
+
+/** Loads the master keyring on first use and keeps it; throws (one clear line) when it cannot. */
+export function webhookKeyring(config: BrokerConfig, log: WebhookLog): () => Promise<Keyring> {
+  let loading: Promise<Keyring> | null = null;
+  return () => (loading ??= (async () => {
+    const r = await loadMasterKeyring({
+      env: { LEDGER_MASTER_KEY: config.masterKey ?? undefined, LEDGER_MASTER_KEY_FILE: config.masterKeyFile ?? undefined },
+      dataDir: config.dataDir,
+    });
+    if (!r.ok) {
+      loading = null;
+      throw new Error(r.error.message);
+    }
+    if (r.value.source.kind === 'generated') {
+      log('warn', `generated the master key at ${r.value.source.path}, which seals webhook secrets and broker credentials: back it up, or set LEDGER_MASTER_KEY / LEDGER_MASTER_KEY_FILE`);
+    }
+    return r.value.ring;
+  })());
+}
+
+export function webhookEndpoints(input: { store: LedgerStore; config: WebhookConfig; keyring: () => Promise<Keyring>; clock: Clock; resolve?: Resolve }): WebhookEndpoints {
+  return new WebhookEndpoints({
+    webhooks: webhookStoreOf(input.store), clock: input.clock, keyring: input.keyring, allowPrivate: input.config.allowPrivate, resolve: input.resolve,
+  });
+}
+
+export type DelivererTuning = { pollMs?: number; holdRetryMs?: number; stopGraceMs?: number; giveUpAfterMs?: number; resolve?: Resolve };
+
+export function startDeliverer(input: {
+  store: LedgerStore; config: WebhookConfig; keyring: () => Promise<Keyring>; baseUrl: string; log: WebhookLog; tuning?: DelivererTuning;
+}): Deliverer {
+  const { config, tuning = {} } = input;
+  const deliverer = new Deliverer({
+    webhooks: webhookStoreOf(input.store),
+    fanOut: new FanOut(new EventBodies(input.baseUrl), () => new Date()),
+    secretOf: (endpoint) => openSecret(input.keyring, endpoint),
+    limits: { timeoutMs: config.timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, allowPrivate: config.allowPrivate, resolve: tuning.resolve },
+    retry: { ...DEFAULT_RETRY, baseMs: config.retryBaseMs, ...(tuning.giveUpAfterMs === undefined ? {} : { giveUpAfterMs: tuning.giveUpAfterMs }) },
+    concurrency: config.concurrency,
+    pollMs: tuning.pollMs ?? 100,
+    holdRetryMs: tuning.holdRetryMs ?? 2_000,
+    retentionMs: RETENTION_MS,
+    stopGraceMs: tuning.stopGraceMs ?? 2_000,
+    onError: throttled((m) => input.log('error', m)),
+    onTakeOver: () => input.log('info', 'webhooks: this node delivers webhooks'),
+  });
+  deliverer.start();
+  return deliverer;
+}
+
+/** The same message is logged at most once a minute. */
+function throttled(write: (message: string) => void, everyMs = 60_000): (message: string) => void {
+  let last = '';
+  let at = -Infinity;
+  return (message) => {
+    if (message === last && Date.now() - at < everyMs) return;
+    last = message;
+    at = Date.now();
+    write(message);
+  };
+}
