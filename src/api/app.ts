@@ -163,7 +163,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,
   });
   await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store), performance });
-  const site = new Site({ reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl });
+  const site = new Site({
+    reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl,
+    profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
+  });
   await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),

@@ -333,7 +333,7 @@ export class PerformanceService {
     const start = money(new Dec(saved.state.start_value));
     const list: Caveat[] = [];
     if (saved.synthetic) {
-      list.push({ code: 'synthetic_prices', message: `Synthetic prices (${saved.source?.synthetic ? saved.source.description : 'some decisions were priced by the synthetic model'}): the figures of this report are computed from them and are not a market result.` });
+      list.push({ code: 'synthetic_prices', message: `Priced by the synthetic model (${saved.source?.synthetic ? saved.source.description : 'some of its decisions'}): the figures of this report are computed from those prices and are not a market result.` });
     }
     if (portfolio === 'model') {
       list.push({ code: 'model_portfolio', message: `Model portfolio: each decision applied at the price the service observed when it received it, from ${start} USD in cash; no fees, no slippage, no short sales, no leverage. It is what the decisions would have done, not what any account did.` });

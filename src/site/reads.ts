@@ -35,7 +35,11 @@ type Summary = {
   anchoring: Awaited<ReturnType<AnchorReads['transparency']>>;
 };
 
-export type SiteDeps = { reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; store: LedgerStore; clock: Clock };
+/** `profileSections`: the profile's portfolio and performance sections, as the JSON profile has them (src/performance). */
+export type SiteDeps = {
+  reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; store: LedgerStore; clock: Clock;
+  profileSections?: Parameters<PublicReads['profile']>[1];
+};
 
 export class SiteReads {
   private readonly site: SiteStore;
@@ -89,7 +93,7 @@ export class SiteReads {
   /** `/agents/<handle>`: the profile and a page of its decision timeline, newest first. */
   async agent(handle: string, before?: string): Promise<Result<{ profile: AgentProfile; timeline: TimelineItem[]; nextBefore: string | null }>> {
     // The profile and the timeline are read side by side: each is a few store reads.
-    const [profile, page] = await Promise.all([this.deps.reads.profile(handle), this.decisionsOf(handle, before)]);
+    const [profile, page] = await Promise.all([this.deps.reads.profile(handle, this.deps.profileSections), this.decisionsOf(handle, before)]);
     if (!profile.ok) return profile;
     if (!page.ok) return page;
     const decisions = page.value.slice(0, TIMELINE_PAGE);

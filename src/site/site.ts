@@ -14,7 +14,7 @@ import { Assets } from './assets.ts';
 import { DocPages } from './doc-pages.ts';
 import { layout, type Frame, type Page } from './layout.ts';
 import { errorPage, notFoundPage } from './pages/errors.ts';
-import { SiteReads } from './reads.ts';
+import { SiteReads, type SiteDeps } from './reads.ts';
 
 export type SiteOptions = {
   reads: PublicReads;
@@ -25,6 +25,7 @@ export type SiteOptions = {
   clock: Clock;
   siteUrl: string;
   baseUrl: string;
+  profileSections?: SiteDeps['profileSections'];
 };
 
 /** Paths that belong to the JSON interface or to machines: their errors stay in the 2.7 body. */

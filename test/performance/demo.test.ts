@@ -66,6 +66,19 @@ await forEachStore('ledger demo', (kind) => {
     }
   });
 
+  it('the site agent page shows the performance the JSON profile has, not "not computed"', async () => {
+    const handle = created[0]!.handle;
+    const profile = (await ledger.app.inject({ method: 'GET', url: `/v1/agents/${handle}` })).json();
+    assert.equal(profile.performance.model.status, 'computed');
+    const page = await ledger.app.inject({ method: 'GET', url: `/agents/${handle}`, headers: { accept: 'text/html' } });
+    assert.equal(page.statusCode, 200);
+    assert.doesNotMatch(page.body, /No performance is computed/);
+    for (const caveat of profile.caveats as { message: string }[]) {
+      const escaped = caveat.message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+      assert.ok(page.body.includes(escaped), `the page shows the caveat: ${caveat.message}`);
+    }
+  });
+
   it('hides the demo agents from /v1/ledger by default', async () => {
     const page = (await ledger.app.inject({ method: 'GET', url: '/v1/ledger?limit=200' })).json();
     assert.equal(page.data.length, 0);

@@ -39,9 +39,11 @@ function summaryText(r: ReportLike): string {
   const s = r.series!;
   const first = s[0]!;
   const last = s[s.length - 1]!;
+  // From the start value (what the curve starts at, before the first close), as the metrics count it.
+  const start = r.start_value ?? first.value;
   const change = (a: string | null, b: string | null) => (a && b && Number(a) !== 0 ? formatRatio(String(Number(b) / Number(a) - 1), 'pct') : 'n/a');
   const bench = r.benchmark?.symbol ?? 'the benchmark';
-  return `From ${first.date} to ${last.date}: the portfolio went from ${first.value} to ${last.value} (${change(first.value, last.value)}); ${bench} ${change(first.benchmark_value, last.benchmark_value)} over the same days.`;
+  return `From ${first.date} to ${last.date}: the portfolio went from ${start} to ${last.value} (${change(start, last.value)}); ${bench} ${change(start, last.benchmark_value)} over the same days.`;
 }
 
 function draw(box: HTMLElement, r: ReportLike): void {

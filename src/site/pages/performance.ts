@@ -12,6 +12,7 @@ export type ReportLike = {
   /** perf_v1 reports carry `{code, message}` caveats; plain text is shown as it is. */
   caveats?: Array<string | { code: string; message: string }>;
   basis?: string;
+  start_value?: string;
   series?: { date: string; value: string; daily_return: string; benchmark_value: string | null }[];
   metrics?: Record<string, MetricValue | number>;
   benchmark?: { symbol?: string; metrics?: Record<string, MetricValue | number> | null };
