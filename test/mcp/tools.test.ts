@@ -87,17 +87,12 @@ await forEachStore('ledger mcp tools', (kind) => {
     assert.deepEqual(none.data, []);
   });
 
-  test('get_performance: the service\'s answer, or its error as a tool error', async () => {
+  test('get_performance: the agent\'s performance report; an unknown agent is a tool error', async () => {
     const result = await signed.mcp.callTool({ name: 'get_performance', arguments: { handle: agent.handle } });
-    if (operationIdAt('/v1/agents/{handle}/performance', 'get')) {
-      assert.ok(ok(result));
-    } else {
-      // This service does not serve performance yet: the 404 comes back as a tool error.
-      const e = toolError(result);
-      assert.equal(e.code, 'not_found');
-      assert.equal(e.status, 404);
-      assert.match(e.request_id ?? '', /\S/);
-    }
+    assert.ok(operationIdAt('/v1/agents/{handle}/performance', 'get'), 'the service serves performance');
+    const report = ok(result);
+    assert.equal(report.object, 'performance');
+    assert.equal(report.agent, agent.handle);
     const unknown = toolError(await signed.mcp.callTool({ name: 'get_performance', arguments: { handle: 'no-such-agent' } }));
     assert.equal(unknown.code, 'not_found');
   });
