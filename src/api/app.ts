@@ -33,7 +33,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
 import { PublicReads } from '../ledger/public/reads.ts';
 import type { BrokerConnections } from '../brokers/connections.ts';
-import { brokerConnections } from '../brokers/service.ts';
+import { brokerConnections, keyringLoader } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
@@ -47,7 +47,7 @@ import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
 import { observationReads } from '../market/service.ts';
 import type { PricingStatus } from '../market/pricing.ts';
 import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
-import { webhookEndpoints, webhookKeyring } from '../webhooks/service.ts';
+import { webhookEndpoints } from '../webhooks/service.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 import { Site } from '../site/site.ts';
@@ -173,7 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   const webhooks = deps.webhooks ?? webhookEndpoints({
-    store, config: config.webhooks, clock, keyring: webhookKeyring(config.brokers, (level, message) => app.log[level](message)),
+    store, config: config.webhooks, clock, keyring: keyringLoader(config.brokers, (level, message) => app.log[level](message)),
   });
   await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });

@@ -16,7 +16,7 @@ export function brokerEndpoints(config: BrokerConfig): BrokerEndpoints {
   return { alpacaUrl: config.alpacaTradingUrl, snaptrade: partner ? { url: config.snaptradeUrl, partner } : null };
 }
 
-/** Loads the master keyring on first use and keeps it; throws (one clear line) when it cannot. */
+/** Loads the master keyring on first use and keeps it; throws (one clear line) when it cannot. The webhook wing uses it too. */
 export function keyringLoader(config: BrokerConfig, log: BrokerLog): () => Promise<Keyring> {
   let loading: Promise<Keyring> | null = null;
   return () => (loading ??= (async () => {
@@ -30,7 +30,7 @@ export function keyringLoader(config: BrokerConfig, log: BrokerLog): () => Promi
     }
     const source = r.value.source;
     if (source.kind === 'generated') {
-      log('warn', `generated the broker credentials master key at ${source.path}: back it up (without it, stored broker credentials cannot be opened), or set LEDGER_MASTER_KEY / LEDGER_MASTER_KEY_FILE`);
+      log('warn', `generated the master key at ${source.path}, which seals broker credentials and webhook secrets: back it up (without it, they cannot be opened), or set LEDGER_MASTER_KEY / LEDGER_MASTER_KEY_FILE`);
     } else if (source.kind === 'file' && source.looseMode) {
       log('warn', `the master key file ${source.path} is readable by others: chmod 600 it`);
     }

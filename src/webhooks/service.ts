@@ -3,9 +3,9 @@
 // the deliverer the server runs beside the HTTP service until shutdown. On PostgreSQL every API
 // node runs a deliverer; the advisory lock lets one of them deliver, and another takes over when
 // it dies.
-import type { BrokerConfig, WebhookConfig } from '../config.ts';
+import type { WebhookConfig } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
-import { loadMasterKeyring, type Keyring } from '../brokers/vault.ts';
+import type { Keyring } from '../brokers/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { webhookStoreOf } from '../store/webhooks.ts';
 import type { Resolve } from './address.ts';
@@ -21,25 +21,6 @@ export type WebhookLog = (level: 'info' | 'warn' | 'error', message: string) => 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 /** Delivered and failed messages stay in the delivery log this long. */
 export const RETENTION_MS = 30 * 86_400_000;
-
-/** Loads the master keyring on first use and keeps it; throws (one clear line) when it cannot. */
-export function webhookKeyring(config: BrokerConfig, log: WebhookLog): () => Promise<Keyring> {
-  let loading: Promise<Keyring> | null = null;
-  return () => (loading ??= (async () => {
-    const r = await loadMasterKeyring({
-      env: { LEDGER_MASTER_KEY: config.masterKey ?? undefined, LEDGER_MASTER_KEY_FILE: config.masterKeyFile ?? undefined },
-      dataDir: config.dataDir,
-    });
-    if (!r.ok) {
-      loading = null;
-      throw new Error(r.error.message);
-    }
-    if (r.value.source.kind === 'generated') {
-      log('warn', `generated the master key at ${r.value.source.path}, which seals webhook secrets and broker credentials: back it up, or set LEDGER_MASTER_KEY / LEDGER_MASTER_KEY_FILE`);
-    }
-    return r.value.ring;
-  })());
-}
 
 export function webhookEndpoints(input: { store: LedgerStore; config: WebhookConfig; keyring: () => Promise<Keyring>; clock: Clock; resolve?: Resolve }): WebhookEndpoints {
   return new WebhookEndpoints({
