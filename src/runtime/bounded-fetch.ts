@@ -83,11 +83,7 @@ async function readCapped(response: Response, maxBytes: number): Promise<Uint8Ar
     chunks.push(value);
   }
   const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
+  chunks.reduce((at, c) => (out.set(c, at), at + c.byteLength), 0);
   return out;
 }
 

@@ -137,17 +137,23 @@ test('a loop started again after a stop runs anew', async () => {
   await loop.halt();
 });
 
-test('a singleton job asks again after standbyMs while another process holds, then works with the hold', async () => {
-  const source = holdSource();
-  source.busy = true;
-  let asked = 0;
+/** A singleton job whose turns note the number of the hold they ran with, and sleep long. */
+function recordingJob(take: () => Promise<FakeHold | null>) {
   const turnsWith: number[] = [];
   const job = new SingletonJob<FakeHold>({
-    take: () => { asked++; return source.take(); },
+    take,
     turn: async (hold) => { turnsWith.push(hold.n); return LONG; },
     standbyMs: 5,
     failed: () => LONG,
   });
+  return { job, turnsWith };
+}
+
+test('a singleton job asks again after standbyMs while another process holds, then works with the hold', async () => {
+  const source = holdSource();
+  source.busy = true;
+  let asked = 0;
+  const { job, turnsWith } = recordingJob(() => { asked++; return source.take(); });
   job.start();
   const heldNow = () => job.held?.n ?? null;
   await until(() => asked >= 3);
@@ -163,13 +169,7 @@ test('a singleton job asks again after standbyMs while another process holds, th
 
 test('a lost hold is given back and taken anew before the next turn', async () => {
   const source = holdSource();
-  const turnsWith: number[] = [];
-  const job = new SingletonJob<FakeHold>({
-    take: source.take,
-    turn: async (hold) => { turnsWith.push(hold.n); return LONG; },
-    standbyMs: 5,
-    failed: () => LONG,
-  });
+  const { job, turnsWith } = recordingJob(source.take);
   job.start();
   await until(() => turnsWith.length === 1);
   source.taken[0]!.lost = true;
@@ -206,13 +206,7 @@ test('after an error the hold is given back and taken anew; with onError keep it
 
 test('hold() takes the hold for work outside the loop, and the loop then uses it', async () => {
   const source = holdSource();
-  const turnsWith: number[] = [];
-  const job = new SingletonJob<FakeHold>({
-    take: source.take,
-    turn: async (hold) => { turnsWith.push(hold.n); return LONG; },
-    standbyMs: 5,
-    failed: () => LONG,
-  });
+  const { job, turnsWith } = recordingJob(source.take);
   const hold = await job.hold();
   assert.equal(hold?.n, 1);
   assert.equal(await job.hold(), hold);
