@@ -1,5 +1,7 @@
-// Bounded HTTP for the anchor wing's clients (calendars, block header sources). Owns: one request
-// with a deadline (AbortSignal) and a cap on the body read, returning failures as values.
+// Bounded HTTP for the anchor wing's clients (calendars, block header sources). Owns: the wing's
+// defaults (deadline, body cap, User-Agent; redirects refused) and its words for a failed exchange
+// (runtime/bounded-fetch.ts does the exchange).
+import { boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
 
 export type FetchLike = typeof fetch;
 
@@ -27,53 +29,30 @@ export async function boundedFetch(
 ): Promise<{ ok: true; value: HttpAnswer } | { ok: false; error: HttpFailure }> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const signal = AbortSignal.timeout(timeoutMs);
-  const doFetch = options.fetch ?? fetch;
-  try {
-    const response = await doFetch(url, {
-      method: init.method,
-      headers: { 'User-Agent': options.userAgent ?? USER_AGENT, ...init.headers },
-      body: init.body ? Buffer.from(init.body) : undefined,
-      signal,
-      redirect: 'error',
-    });
-    const declared = Number(response.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      await response.body?.cancel().catch(() => {});
-      return { ok: false, error: { kind: 'too_large', message: `answer of ${declared} bytes exceeds the ${maxBytes}-byte limit` } };
-    }
-    const body = await readCapped(response, maxBytes);
-    if (!body) return { ok: false, error: { kind: 'too_large', message: `answer exceeds the ${maxBytes}-byte limit` } };
-    return { ok: true, value: { status: response.status, body } };
-  } catch (e) {
-    if (signal.aborted) return { ok: false, error: { kind: 'timeout', message: `no complete answer within ${timeoutMs} ms` } };
-    return { ok: false, error: { kind: 'unreachable', message: describe(e) } };
-  }
+  const answer = await boundedExchange(url, {
+    method: init.method,
+    headers: { 'User-Agent': options.userAgent ?? USER_AGENT, ...init.headers },
+    body: init.body ? Buffer.from(init.body) : undefined,
+    redirect: 'error',
+  }, { timeoutMs, maxBytes, fetch: options.fetch ?? fetch });
+  if (answer.ok) return { ok: true, value: { status: answer.value.status, body: answer.value.body } };
+  return { ok: false, error: httpFailure(answer.error, timeoutMs, maxBytes) };
 }
 
-/** Reads the body up to `maxBytes`; null (and the stream cancelled) past that. */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array | null> {
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
+function httpFailure(failure: ExchangeFailure, timeoutMs: number, maxBytes: number): HttpFailure {
+  switch (failure.kind) {
+    case 'timeout':
+      return { kind: 'timeout', message: `no complete answer within ${timeoutMs} ms` };
+    case 'too_large':
+      return {
+        kind: 'too_large',
+        message: failure.declared === null ? `answer exceeds the ${maxBytes}-byte limit` : `answer of ${failure.declared} bytes exceeds the ${maxBytes}-byte limit`,
+      };
+    case 'redirect':
+      return { kind: 'unreachable', message: `unexpected redirect (HTTP ${failure.status})` };
+    default:
+      return { kind: 'unreachable', message: describe(failure.error) };
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
 
 function describe(e: unknown): string {

@@ -5,6 +5,7 @@
 // store's hold). It never touches the record path; with no network it retries quietly with backoff
 // and records since when the calendars are unreachable.
 import { createHash } from 'node:crypto';
+import { JobLoop } from '../runtime/job-loop.ts';
 import type { AnchorSession, AnchorStore, StoredAnchor } from '../store/anchor-port.ts';
 import type { LogReader } from '../store/log-port.ts';
 import { DEFAULT_CALENDAR_WHITELIST, stampDigest, upgradeFile, type CalendarError } from './calendar.ts';
@@ -52,40 +53,41 @@ export function checkpointBodyDigest(note: string): { body: string; digest: Uint
 }
 
 export class AnchorJob {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly loop: JobLoop;
   private stampFailures = 0;
   private nextStampAt = 0;
 
-  constructor(private readonly options: AnchorJobOptions) {}
+  constructor(private readonly options: AnchorJobOptions) {
+    const tickMs = options.tickMs ?? 5_000;
+    this.loop = new JobLoop({
+      turn: async () => {
+        await this.tick();
+        return tickMs;
+      },
+      failed: (err) => {
+        this.options.onNotice?.(`anchoring: ${err.message}`);
+        return tickMs;
+      },
+    });
+  }
 
   private now(): Date {
     return this.options.now?.() ?? new Date();
   }
 
   start(): void {
-    this.stopped = false;
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.tick().then(() => undefined, (e) => this.options.onNotice?.(`anchoring: ${(e as Error).message}`)).finally(() => {
-        this.running = null;
-        if (!this.stopped) this.timer = setTimeout(loop, this.options.tickMs ?? 5_000);
-      });
-    };
-    this.timer = setTimeout(loop, 0);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+  stop(): Promise<void> {
     // A round waiting on an unresponsive calendar must not hold up shutdown for its whole timeout.
-    let waited: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise<void>((resolve) => { waited = setTimeout(resolve, STOP_WAIT_MS); })]);
-    clearTimeout(waited);
+    return this.loop.halt(STOP_WAIT_MS);
   }
 
-  /** One round: stamp the latest checkpoint when due, then poll the pending anchors that are due. */
+  /**
+   * One round: stamp the latest checkpoint when due, then poll the pending anchors that are due.
+   * The job's hold is taken for the round and given back after it, not kept between rounds.
+   */
   async tick(): Promise<{ held: boolean; stamped: number | null; confirmed: number[] }> {
     const session = await this.options.anchors.tryAnchorJob();
     if (!session) return { held: false, stamped: null, confirmed: [] };

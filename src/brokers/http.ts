@@ -1,10 +1,11 @@
 // The broker wing's one way onto the network: a bounded, retrying JSON request over global fetch.
-// Owns: timeouts, response size limits, 429 / 5xx retry with Retry-After and backoff, refusing
+// Owns: timeouts and response size limits (through runtime/bounded-fetch.ts), 429 / 5xx retry with Retry-After and backoff, refusing
 // redirects (they would carry credential headers to another host), lossless JSON decoding (numbers
 // keep their exact text), and scrubbing every secret from error messages. The method is a closed
 // union: the broker clients decide which of them they may send (Alpaca: GET only).
 
 import { JsonNumber, readJson, setOwn, type JsonValue } from '../core/json.ts';
+import { bodyText, boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
 
 /** What went wrong, in terms the caller can act on. Messages never hold a credential. */
 export type BrokerErrorKind =
@@ -121,29 +122,6 @@ type Attempt =
   | { done: true; result: Result<JsonResponse> }
   | { done: false; error: BrokerError; waitMs: number | null };
 
-async function readBounded(res: Response, limit: number): Promise<{ ok: true; text: string } | { ok: false }> {
-  const declared = Number(res.headers.get('content-length') ?? 'NaN');
-  if (Number.isFinite(declared) && declared > limit) {
-    await res.body?.cancel();
-    return { ok: false };
-  }
-  if (!res.body) return { ok: true, text: '' };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return { ok: false };
-    }
-    chunks.push(value);
-  }
-  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
-}
-
 function kindOf(status: number): BrokerErrorKind {
   if (status === 401 || status === 403) return 'auth';
   if (status === 404) return 'not_found';
@@ -152,37 +130,39 @@ function kindOf(status: number): BrokerErrorKind {
   return 'request';
 }
 
+/** A failed exchange as an attempt: network trouble is tried again, a refused answer is not. */
+function failedExchange(f: ExchangeFailure, req: JsonRequest, policy: HttpPolicy): Attempt {
+  const fail = (error: BrokerError): Attempt => ({ done: true, result: { ok: false, error } });
+  const retry = (error: BrokerError): Attempt => ({ done: false, error, waitMs: null });
+  switch (f.kind) {
+    case 'unreachable':
+      return retry({ kind: 'provider', message: `${req.label}: broker unreachable` });
+    case 'timeout':
+      if (f.phase === 'answer') return retry({ kind: 'provider', message: `${req.label}: no answer within ${policy.timeoutMs} ms` });
+      return retry({ kind: 'provider', status: f.status, message: `${req.label}: the answer broke off` });
+    case 'broken':
+      return retry({ kind: 'provider', status: f.status, message: `${req.label}: the answer broke off` });
+    case 'redirect':
+      return fail({ kind: 'provider', status: f.status, message: `${req.label}: unexpected redirect (HTTP ${f.status}), not followed` });
+    case 'too_large':
+      return fail({ kind: 'provider', status: f.status, message: `${req.label}: answer larger than ${policy.maxResponseBytes} bytes` });
+  }
+}
+
 async function attemptOnce(req: JsonRequest, policy: HttpPolicy): Promise<Attempt> {
   const { url, headers } = req.prepare ? req.prepare() : { url: req.url, headers: req.headers };
   const fail = (error: BrokerError): Attempt => ({ done: true, result: { ok: false, error } });
-  let res: Response;
-  try {
-    res = await policy.fetch(url, {
-      method: req.method,
-      headers,
-      ...(req.body !== undefined ? { body: req.body } : {}),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(policy.timeoutMs),
-    });
-  } catch (e) {
-    const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
-    const message = timedOut ? `${req.label}: no answer within ${policy.timeoutMs} ms` : `${req.label}: broker unreachable`;
-    return { done: false, error: { kind: 'provider', message }, waitMs: null };
-  }
-  if (res.status >= 300 && res.status < 400) {
-    await res.body?.cancel();
-    return fail({ kind: 'provider', status: res.status, message: `${req.label}: unexpected redirect (HTTP ${res.status}), not followed` });
-  }
-  let read: { ok: true; text: string } | { ok: false };
-  try {
-    read = await readBounded(res, policy.maxResponseBytes);
-  } catch {
-    return { done: false, error: { kind: 'provider', status: res.status, message: `${req.label}: the answer broke off` }, waitMs: null };
-  }
-  if (!read.ok) {
-    return fail({ kind: 'provider', status: res.status, message: `${req.label}: answer larger than ${policy.maxResponseBytes} bytes` });
-  }
-  const parsed = read.text === '' ? null : readJson(read.text);
+  const exchange = await boundedExchange(url, {
+    method: req.method,
+    headers,
+    ...(req.body !== undefined ? { body: req.body } : {}),
+    // Refused: a redirect would carry the credential headers to another host.
+    redirect: 'manual',
+  }, { timeoutMs: policy.timeoutMs, maxBytes: policy.maxResponseBytes, fetch: policy.fetch });
+  if (!exchange.ok) return failedExchange(exchange.error, req, policy);
+  const res = exchange.value;
+  const text = bodyText(res);
+  const parsed = text === '' ? null : readJson(text);
   const body = parsed !== null && parsed.ok ? parsed.value : null;
   if (res.status >= 200 && res.status < 300) {
     if (body === null) return fail({ kind: 'provider', status: res.status, message: `${req.label}: answer is not JSON` });

@@ -15,6 +15,7 @@ import type { StoredRecord } from '../domain/types.ts';
 import { entryText } from '../ledger/public/record-text.ts';
 import { sortKeyOf } from '../store/rows.ts';
 import type { IntegratorSession, LogBatch, LogStore, StoredTile } from '../store/log-port.ts';
+import { SingletonJob } from '../runtime/job-loop.ts';
 import type { LogKey } from './key.ts';
 import { TileReader, tileKey } from './tree.ts';
 
@@ -65,75 +66,49 @@ function concat(hashes: readonly Hash[]): Uint8Array {
 }
 
 /** Where the integrator stands while it holds the log. */
-type Held = { session: IntegratorSession; range: CompactRange; cursor: string | null };
+type Held = { session: IntegratorSession; range: CompactRange; cursor: string | null; release(): Promise<void> };
 
 export class Integrator {
   private readonly tiles: TileReader;
-  private held: Held | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
-  private wake: (() => void) | null = null;
+  private readonly job: SingletonJob<Held>;
   private firstSeen: number | null = null;
   private readonly batchSize: number;
   private readonly windowMs: number;
   private readonly pollMs: number;
-  private readonly retryMs: number;
 
   constructor(private readonly options: IntegratorOptions) {
     this.tiles = new TileReader(options.log);
     this.batchSize = options.batchSize ?? BATCH_SIZE;
     this.windowMs = options.batchWindowMs ?? BATCH_WINDOW_MS;
     this.pollMs = options.pollMs ?? 25;
-    this.retryMs = options.retryMs ?? 1000;
+    const retryMs = options.retryMs ?? 1000;
+    this.job = new SingletonJob({
+      take: () => this.takeHold(),
+      turn: (held) => this.step(held),
+      standbyMs: retryMs,
+      failed: (err) => {
+        this.options.onError?.(`log integrator: ${err.message}`);
+        return retryMs;
+      },
+    });
   }
 
   /** Whether this process holds the log now. */
   get holding(): boolean {
-    return this.held !== null;
+    return this.job.held !== null;
   }
 
   start(): void {
-    this.running ??= this.loop();
+    this.job.start();
   }
 
   /** Stops after the batch in flight (if any) and gives up the hold. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    await this.running;
-    await this.held?.session.release();
-    this.held = null;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        const wait = await this.step();
-        if (wait > 0) await this.sleep(wait);
-      } catch (err) {
-        this.options.onError?.(`log integrator: ${(err as Error).message}`);
-        await this.held?.session.release();
-        this.held = null;
-        if (!this.stopped) await this.sleep(this.retryMs);
-      }
-    }
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One turn of the loop: returns how long to wait before the next. */
-  private async step(): Promise<number> {
-    const held = this.held ?? (this.held = await this.takeHold());
-    if (!held) return this.retryMs;
+  private async step(held: Held): Promise<number> {
     const waiting = await held.session.countPending(held.cursor, this.batchSize);
     const now = Date.now();
     if (waiting === 0) {
@@ -150,7 +125,7 @@ export class Integrator {
 
   /** Integrates everything waiting now, whatever the batch window (tests and shutdown). */
   async integratePending(): Promise<number> {
-    const held = this.held ?? (this.held = await this.takeHold());
+    const held = await this.job.hold();
     if (!held) return 0;
     let total = 0;
     for (let n = await this.integrateBatch(held); n > 0; n = await this.integrateBatch(held)) total += n;
@@ -173,7 +148,7 @@ export class Integrator {
       if (latest) this.checkRoot(latest.note, range.value);
       const cursor = await session.lastSortKey();
       this.options.onTakeOver?.(size);
-      return { session, range: range.value, cursor };
+      return { session, range: range.value, cursor, release: () => session.release() };
     } catch (err) {
       await session.release();
       throw err;

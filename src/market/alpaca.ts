@@ -1,5 +1,5 @@
 // Alpaca Market Data v2 client (stocks under /v2/stocks, crypto under /v1beta3/crypto/{loc}).
-// Owns: the HTTP calls, their parsing, and the translation of Alpaca's failures into MarketError
+// Owns: the HTTP calls (bounded by runtime/bounded-fetch.ts), their parsing, and the translation of Alpaca's failures into MarketError
 // values. Reads only; keys go in the APCA-API-KEY-ID / APCA-API-SECRET-KEY headers.
 //
 // Price at an instant: the latest-trade endpoint first; when that trade is later than the instant
@@ -11,6 +11,7 @@
 
 import { normaliseDecimal } from '../core/decimal.ts';
 import { parseRfc3339 } from '../core/time.ts';
+import { bodyText, boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
 import { DAY_MS, dateOfDay, newYorkDay } from './calendar.ts';
 import {
   checkBarsRequest,
@@ -217,26 +218,20 @@ export class AlpacaMarketData implements MarketData {
   }
 
   private async getOnce(url: string): Promise<MarketResult<Json>> {
-    let response: Response;
-    const signal = AbortSignal.timeout(this.o.timeoutMs);
-    try {
-      response = await this.fetchFn(url, {
-        headers: { 'APCA-API-KEY-ID': this.o.keyId, 'APCA-API-SECRET-KEY': this.o.secret, accept: 'application/json' },
-        signal,
-      });
-    } catch (err) {
-      return providerError(signal.aborted ? `no answer within ${this.o.timeoutMs} ms` : `request failed: ${(err as Error).message}`);
-    }
-    const text = await readLimited(response, this.o.maxResponseBytes, this.o.timeoutMs, signal);
-    if (!text.ok) return text;
+    const exchange = await boundedExchange(url, {
+      headers: { 'APCA-API-KEY-ID': this.o.keyId, 'APCA-API-SECRET-KEY': this.o.secret, accept: 'application/json' },
+    }, { timeoutMs: this.o.timeoutMs, maxBytes: this.o.maxResponseBytes, fetch: this.fetchFn });
+    if (!exchange.ok) return failedExchange(exchange.error, this.o);
+    const response = exchange.value;
+    const text = bodyText(response);
     if (response.status === 429) return { ok: false, error: { code: 'rate_limited', retry_after_ms: retryAfterMs(response.headers, this.now()), message: 'Alpaca answered 429' } };
     let body: unknown;
     try {
-      body = JSON.parse(text.value);
+      body = JSON.parse(text);
     } catch {
       return providerError(`status ${response.status}: body is not JSON`, response.status);
     }
-    if (!response.ok) return statusError(response.status, body);
+    if (response.status < 200 || response.status > 299) return statusError(response.status, body);
     if (!isObject(body)) return providerError('body is not a JSON object', response.status);
     return { ok: true, value: body };
   }
@@ -265,31 +260,21 @@ export function retryAfterMs(headers: Headers, now: Date): number {
   return 60_000;
 }
 
-async function readLimited(response: Response, maxBytes: number, timeoutMs: number, signal: AbortSignal): Promise<MarketResult<string>> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel();
-    return providerError(`response of ${declared} bytes exceeds the ${maxBytes}-byte limit`, response.status);
+/** A failed exchange as Alpaca's provider_error. */
+function failedExchange(f: ExchangeFailure, limits: { timeoutMs: number; maxResponseBytes: number }): MarketResult<never> {
+  switch (f.kind) {
+    case 'timeout':
+      return providerError(f.phase === 'answer' ? `no answer within ${limits.timeoutMs} ms` : `no complete answer within ${limits.timeoutMs} ms`);
+    case 'too_large':
+      return providerError(f.declared === null ? `response exceeds the ${limits.maxResponseBytes}-byte limit`
+        : `response of ${f.declared} bytes exceeds the ${limits.maxResponseBytes}-byte limit`, f.status);
+    case 'broken':
+      return providerError(`reading the response failed: ${(f.error as Error).message}`);
+    case 'unreachable':
+      return providerError(`request failed: ${(f.error as Error).message}`);
+    case 'redirect':
+      return providerError(`unexpected redirect (HTTP ${f.status})`, f.status);
   }
-  if (response.body === null) return { ok: true, value: '' };
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel();
-        return providerError(`response exceeds the ${maxBytes}-byte limit`, response.status);
-      }
-      chunks.push(value);
-    }
-  } catch (err) {
-    return providerError(signal.aborted ? `no complete answer within ${timeoutMs} ms` : `reading the response failed: ${(err as Error).message}`);
-  }
-  return { ok: true, value: Buffer.concat(chunks).toString('utf8') };
 }
 
 function parseTrade(raw: unknown, symbol: string): MarketResult<Trade> {

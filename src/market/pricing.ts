@@ -10,6 +10,7 @@
 // decision exactly once. Its status (pending, last error, since when failing) is on /readyz.
 import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold } from '../store/market-port.ts';
 import type { MarketData, MarketError, TradePrice } from './port.ts';
+import { SingletonJob } from '../runtime/job-loop.ts';
 
 /** Asset classes no provider here has a market price for: unpriced without asking. */
 const UNPRICED_CLASSES = new Set(['PREDICTION_MARKET', 'PERPETUAL']);
@@ -69,10 +70,7 @@ type Outcome = { kind: 'observed'; observation: PriceObservation } | { kind: 'tr
 export class PricingJob {
   private readonly o: typeof PRICING_DEFAULTS;
   private readonly source: PriceSource;
-  private hold: PricingHold | null = null;
-  private stopped = false;
-  private running: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly job: SingletonJob<PricingHold>;
   private failures = 0;
   private readonly state: Omit<PricingStatus, 'source' | 'description'> = {
     state: 'idle', pending: null, pending_capped: false, observed: 0, last_error: null, last_error_at: null, failing_since: null, retry_at: null,
@@ -86,6 +84,14 @@ export class PricingJob {
       const value = options[key];
       if (value !== undefined) this.o[key] = value;
     }
+    this.job = new SingletonJob({
+      take: () => this.takeHold(),
+      turn: () => this.round(),
+      standbyMs: this.o.holdRetryMs,
+      failed: (err) => this.failed({ code: 'database_error', message: err.message }, false),
+      // Observations saved under the hold stay valid: an error keeps it, unless it is lost.
+      onError: 'keep',
+    });
   }
 
   private now(): Date {
@@ -97,43 +103,19 @@ export class PricingJob {
   }
 
   start(): void {
-    if (this.running) return;
-    this.stopped = false;
-    this.running = this.loop();
+    this.job.start();
   }
 
   /** Stops taking work, waits a bounded time for the round in flight, and gives the hold back. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
-    let waited: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise<void>((resolve) => { waited = setTimeout(resolve, this.o.stopWaitMs); })]);
-    clearTimeout(waited);
-    this.running = null;
-    await this.releaseHold();
+  stop(): Promise<void> {
+    return this.job.stop(this.o.stopWaitMs);
   }
 
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      let waitMs: number;
-      try {
-        waitMs = await this.step();
-      } catch (err) {
-        waitMs = this.failed({ code: 'database_error', message: (err as Error).message }, false);
-      }
-      if (!this.stopped) await this.sleep(waitMs);
-    }
-  }
-
-  /** One round, or a wait for the hold; answers how long to wait before the next. */
-  private async step(): Promise<number> {
-    if (this.hold?.lost) await this.releaseHold();
-    this.hold ??= await this.options.store.tryPricingHold();
-    if (!this.hold) {
-      this.state.state = 'standby';
-      return this.o.holdRetryMs;
-    }
-    return this.round();
+  /** The hold, or null (standby) while another process prices. */
+  private async takeHold(): Promise<PricingHold | null> {
+    const hold = await this.options.store.tryPricingHold();
+    if (!hold) this.state.state = 'standby';
+    return hold;
   }
 
   /** Prices up to one batch of pending decisions, oldest first. */
@@ -172,7 +154,7 @@ export class PricingJob {
       this.state.observed += rows.length;
     };
     const worker = async () => {
-      for (let item = queue.shift(); item && !failure && !this.stopped; item = queue.shift()) {
+      for (let item = queue.shift(); item && !failure && !this.job.stopping; item = queue.shift()) {
         const outcome = await this.observe(item);
         if (outcome.kind === 'transient') {
           failure ??= outcome.failure;
@@ -235,7 +217,7 @@ export class PricingJob {
     const backoff = Math.min(this.o.backoffMs * 2 ** (this.failures - 1), this.o.maxBackoffMs);
     const waitMs = f.retryAfterMs !== undefined ? Math.max(f.retryAfterMs, this.o.backoffMs) : backoff;
     const message = `${f.code}: ${f.message}`;
-    if (this.state.failing_since === null && !this.stopped) {
+    if (this.state.failing_since === null && !this.job.stopping) {
       this.state.failing_since = now.toISOString();
       const level = f.code === 'rate_limited' ? 'info' : 'warn';
       this.options.onNotice?.(level, `pricing: ${message}; ${this.pendingText()} wait, retrying with backoff (first retry in ${Math.ceil(waitMs / 1000)} s)`);
@@ -258,22 +240,6 @@ export class PricingJob {
     return `${n}${this.state.pending_capped ? '+' : ''} decision${n === 1 ? '' : 's'}`;
   }
 
-  private async releaseHold(): Promise<void> {
-    const hold = this.hold;
-    this.hold = null;
-    await hold?.release();
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
 }
 
 /** The status when nothing is priced (provider none): the job does not run, and says why. */

@@ -8,6 +8,7 @@
 // (Standard Webhooks: same webhook-id, fresh webhook-timestamp) and logged with its outcome.
 // At least once: an attempt cut short by a crash or a stop is not logged, and is made again.
 import { Webhook } from 'standardwebhooks';
+import { SingletonJob } from '../runtime/job-loop.ts';
 import type { WebhookEndpoint, WebhookMessage, WebhookSession, WebhookStore } from '../store/webhook-port.ts';
 import type { FanOut } from './fanout.ts';
 import { nextAttemptMs, type RetryPolicy } from './schedule.ts';
@@ -38,10 +39,7 @@ const PRUNE_EVERY_MS = 3600_000;
 const PRUNE_BATCH = 1000;
 
 export class Deliverer {
-  private session: WebhookSession | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
-  private wake: (() => void) | null = null;
+  private readonly job: SingletonJob<WebhookSession>;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   private failure: Error | null = null;
@@ -53,23 +51,33 @@ export class Deliverer {
 
   constructor(private readonly options: DelivererOptions) {
     this.now = options.now ?? (() => new Date());
+    this.job = new SingletonJob({
+      take: () => this.takeHold(),
+      turn: async (session) => ((await this.turn(session)) ? 0 : this.options.pollMs),
+      standbyMs: options.holdRetryMs,
+      failed: async (err) => {
+        this.options.onError?.(`webhooks: ${err.message}`);
+        // The deliveries in flight use the session: they end before it is given back.
+        await Promise.all(this.inFlight.values());
+        this.failure = null;
+        return this.options.holdRetryMs;
+      },
+    });
   }
 
   /** Whether this process holds the deliverer now. */
   get holding(): boolean {
-    return this.session !== null;
+    return this.job.held !== null;
   }
 
   start(): void {
-    this.running ??= this.loop();
+    this.job.start();
   }
 
   /** Stops taking work, lets attempts in flight finish for a grace period, then cuts them off. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.wake?.();
     const settled = async () => {
-      await this.running;
+      await this.job.halt();
       await Promise.all(this.inFlight.values());
     };
     const grace = new Promise<void>((resolve) => setTimeout(resolve, this.options.stopGraceMs).unref());
@@ -77,46 +85,18 @@ export class Deliverer {
     this.abort.abort();
     await settled();
     this.agents.destroy();
-    await this.session?.release();
-    this.session = null;
+    await this.job.release();
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        const busy = await this.turn();
-        if (!this.stopped && !busy) await this.sleep(this.session ? this.options.pollMs : this.options.holdRetryMs);
-      } catch (err) {
-        this.options.onError?.(`webhooks: ${(err as Error).message}`);
-        await Promise.all(this.inFlight.values());
-        await this.session?.release();
-        this.session = null;
-        this.failure = null;
-        if (!this.stopped) await this.sleep(this.options.holdRetryMs);
-      }
-    }
+  private async takeHold(): Promise<WebhookSession | null> {
+    const session = await this.options.webhooks.tryDeliverer();
+    if (session) this.options.onTakeOver?.();
+    return session;
   }
 
   /** One turn: fan out, start due deliveries. Answers whether there is more to do at once. */
-  private async turn(): Promise<boolean> {
+  private async turn(session: WebhookSession): Promise<boolean> {
     if (this.failure) throw this.failure;
-    if (!this.session) {
-      this.session = await this.options.webhooks.tryDeliverer();
-      if (!this.session) return false;
-      this.options.onTakeOver?.();
-    }
-    const session = this.session;
     const active = await session.activeEndpoints();
     this.endpoints = new Map(active.map((e) => [e.id, e]));
     const read = await this.options.fanOut.step(session, active);
@@ -136,7 +116,7 @@ export class Deliverer {
         .catch((err: Error) => { this.failure ??= err; })
         .finally(() => {
           this.inFlight.delete(m.endpointId);
-          this.wake?.();
+          this.job.wake();
         });
       this.inFlight.set(m.endpointId, delivery);
     }
@@ -149,7 +129,7 @@ export class Deliverer {
   private async serve(session: WebhookSession, endpoint: WebhookEndpoint, first: WebhookMessage): Promise<void> {
     for (let m: WebhookMessage | null = first; m !== null;) {
       const delivered = await this.deliver(session, endpoint, m);
-      if (!delivered || this.stopped || this.endpoints.get(endpoint.id)?.status !== 'active') return;
+      if (!delivered || this.job.stopping || this.endpoints.get(endpoint.id)?.status !== 'active') return;
       m = await session.headOf(endpoint.id);
       if (m && m.nextAttemptAt !== null && m.nextAttemptAt > this.now().toISOString()) return;
     }

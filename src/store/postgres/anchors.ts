@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../anchor-port.ts';
 import { ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
 import type { Row } from '../rows.ts';
+import { takeSessionLock } from './session-lock.ts';
 
 export const anchorJobLockKey = (schema: string) => `ledger-anchor-job:${schema}`;
 
@@ -47,29 +48,20 @@ export class PostgresAnchorStore implements AnchorStore {
     const client = new pg.Client({ connectionString: this.connection.connectionString, options: `-c search_path=${this.connection.schema}` });
     let lost = false;
     client.on('error', () => { lost = true; });
-    try {
-      await client.connect();
-      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [anchorJobLockKey(this.connection.schema)]);
-      if (rows[0]?.locked === true) {
-        const q = async (sql: string, params: unknown[]) => {
-          if (lost) throw new Error('the anchoring job\'s lock connection is gone');
-          return (await client.query(sql, params)).rows as Row[];
-        };
-        const cols = ANCHOR_INSERT_COLUMNS.split(',');
-        return {
-          insert: async (a: StoredAnchor) => { await q(`INSERT INTO log_anchors (${ANCHOR_INSERT_COLUMNS}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, anchorInsertValues(a)); },
-          update: async (treeSize: number, c: AnchorUpdate) => {
-            await q(`UPDATE log_anchors SET ${ANCHOR_UPDATE_COLUMNS.map((col, i) => `${col} = $${i + 1}`).join(', ')} WHERE tree_size = $${ANCHOR_UPDATE_COLUMNS.length + 1}`, [...anchorUpdateValues(c), treeSize]);
-          },
-          pending: async () => (await q(`SELECT * FROM log_anchors WHERE status = 'pending' ORDER BY tree_size`, [])).map(anchorFromRow),
-          setCalendarsUnreachableSince: async (since: string | null) => { await q('UPDATE log_anchor_state SET calendars_unreachable_since = $1 WHERE id = 1', [since]); },
-          release: async () => { await client.end().catch(() => undefined); },
-        };
-      }
-    } catch {
-      // unreachable database: no hold this time
-    }
-    await client.end().catch(() => undefined);
-    return null;
+    if (!(await takeSessionLock(client, anchorJobLockKey(this.connection.schema)))) return null;
+    const q = async (sql: string, params: unknown[]) => {
+      if (lost) throw new Error('the anchoring job\'s lock connection is gone');
+      return (await client.query(sql, params)).rows as Row[];
+    };
+    const cols = ANCHOR_INSERT_COLUMNS.split(',');
+    return {
+      insert: async (a: StoredAnchor) => { await q(`INSERT INTO log_anchors (${ANCHOR_INSERT_COLUMNS}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, anchorInsertValues(a)); },
+      update: async (treeSize: number, c: AnchorUpdate) => {
+        await q(`UPDATE log_anchors SET ${ANCHOR_UPDATE_COLUMNS.map((col, i) => `${col} = $${i + 1}`).join(', ')} WHERE tree_size = $${ANCHOR_UPDATE_COLUMNS.length + 1}`, [...anchorUpdateValues(c), treeSize]);
+      },
+      pending: async () => (await q(`SELECT * FROM log_anchors WHERE status = 'pending' ORDER BY tree_size`, [])).map(anchorFromRow),
+      setCalendarsUnreachableSince: async (since: string | null) => { await q('UPDATE log_anchor_state SET calendars_unreachable_since = $1 WHERE id = 1', [since]); },
+      release: async () => { await client.end().catch(() => undefined); },
+    };
   }
 }

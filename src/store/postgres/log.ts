@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { StoredRecord } from '../../domain/types.ts';
 import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
+import { takeSessionLock } from './session-lock.ts';
 
 /** The session advisory lock the integrator holds (hashed with hashtext). */
 export const integratorLockKey = (schema: string) => `ledger-log-integrator:${schema}`;
@@ -63,15 +64,7 @@ export class PostgresLogStore implements LogStore {
     });
     const session = new PostgresIntegratorSession(client);
     client.on('error', () => session.lose());
-    try {
-      await client.connect();
-      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [integratorLockKey(this.connection.schema)]);
-      if (rows[0]?.locked === true) return session;
-    } catch {
-      // unreachable database: no hold this time
-    }
-    await client.end().catch(() => undefined);
-    return null;
+    return (await takeSessionLock(client, integratorLockKey(this.connection.schema))) ? session : null;
   }
 }
 

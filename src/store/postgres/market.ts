@@ -7,6 +7,7 @@ import {
   COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
+import { takeSessionLock } from './session-lock.ts';
 import type { PostgresStore } from './store.ts';
 
 export const pricingLockKey = (schema: string) => `ledger-pricing:${schema}`;
@@ -78,15 +79,7 @@ export class PostgresMarketStore implements MarketStore {
     const client = new pg.Client({ connectionString, connectionTimeoutMillis, options: `-c search_path=${this.store.schema}` });
     const hold = { lost: false, release: async () => { hold.lost = true; await client.end().catch(() => undefined); } };
     client.on('error', () => { hold.lost = true; });
-    try {
-      await client.connect();
-      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [pricingLockKey(this.store.schema)]);
-      if (rows[0]?.locked === true) return hold;
-    } catch {
-      // unreachable database: no hold this time
-    }
-    await client.end().catch(() => undefined);
-    return null;
+    return (await takeSessionLock(client, pricingLockKey(this.store.schema))) ? hold : null;
   }
 
   async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {

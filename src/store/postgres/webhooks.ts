@@ -15,6 +15,7 @@ import {
   anchorEventFromRow, attemptFromRow, checkpointEventFromRow, CHECKPOINTS_AFTER_SQL, DUE_HEADS_SQL, ENDPOINT_COLUMNS, endpointFromRow,
   endpointParams, leafOwnerFromRow, messageFromRow, UNANNOUNCED_ANCHORS_SQL,
 } from '../webhook-rows.ts';
+import { takeSessionLock } from './session-lock.ts';
 import type { PostgresStore } from './store.ts';
 
 const $ = (i: number) => `$${i}`;
@@ -100,19 +101,15 @@ export class PostgresWebhookStore implements WebhookStore {
     });
     const session = new PostgresWebhookSession(client);
     client.on('error', () => session.lose());
+    if (!(await takeSessionLock(client, delivererLockKey(this.store.schema)))) return null;
     try {
-      await client.connect();
-      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [delivererLockKey(this.store.schema)]);
-      if (rows[0]?.locked === true) {
-        // Attempt logs commit without waiting for the WAL flush; fan-outs and prunes say otherwise.
-        await client.query('SET synchronous_commit = off');
-        return session;
-      }
+      // Attempt logs commit without waiting for the WAL flush; fan-outs and prunes say otherwise.
+      await client.query('SET synchronous_commit = off');
+      return session;
     } catch {
-      // unreachable database: no hold this time
+      await client.end().catch(() => undefined);
+      return null;
     }
-    await client.end().catch(() => undefined);
-    return null;
   }
 }
 
