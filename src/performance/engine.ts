@@ -234,17 +234,24 @@ function track(s: EngineState, d: DecisionInput, price: Dec): void {
   s.pending.push([d.symbol, date, d.price as string, direction, 0, open, stated]);
 }
 
-const ends = new Map<string, number | string | null>();
+/** Stated horizons' ends by horizon text, then date (cached: agents repeat theirs). */
+const ends = new Map<string | null, Map<string, number | string | null>>();
+let endsKept = 0;
 
-/** A stated horizon as trading days or the date it ends on, or null when it does not parse (cached: agents repeat theirs). */
+/** A stated horizon as trading days or the date it ends on, or null when it does not parse. */
 function statedEnd(date: string, horizon: string | null): number | string | null {
-  const key = `${date}\n${horizon}`;
-  let end = ends.get(key);
+  let end = ends.get(horizon)?.get(date);
   if (end === undefined) {
     const parsed = parseHorizon(horizon);
     end = parsed === null ? null : parsed.kind === 'trading_days' ? parsed.n : addToDate(date, parsed);
-    if (ends.size >= 50_000) ends.clear();
-    ends.set(key, end);
+    if (endsKept >= 50_000) {
+      ends.clear();
+      endsKept = 0;
+    }
+    let byDate = ends.get(horizon);
+    if (byDate === undefined) ends.set(horizon, (byDate = new Map()));
+    byDate.set(date, end);
+    endsKept++;
   }
   return end;
 }
