@@ -50,6 +50,7 @@ type Row = {
   firstScratch: Timing;
   scratch: Timing;
   readInputs: Timing;
+  ownRead: Timing;
   incremental: number[];
   record: number[];
   newDay: Timing;
@@ -108,7 +109,8 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     const first = await timed(() => service(forgetting(market)).report(agent, 'model'));
     const scratchRuns: Timing[] = [];
     for (let i = 0; i < 3; i++) scratchRuns.push(await timed(() => service(forgetting(market)).report(agent, 'model')));
-    const inputs = await timed(() => readDecisions(store, market, agent.id, 0, seeded.whale.records));
+    const inputs = await timed(() => readThroughPorts(store, market, agent.id, seeded.whale.records));
+    const ownRead = await timed(() => readDecisions(market, agent.id, 0, seeded.whale.records));
     const live = service(market);
     const computed = await live.report(agent, 'model');
     if (!computed.ok || computed.value.status !== 'computed') throw new Error('no report computed');
@@ -133,13 +135,31 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     return {
       kind, decisions: o.decisions, series: computed.value.report.series.length,
       firstScratch: { wall: first.wall, cpu: first.cpu }, scratch: { wall: median3('wall'), cpu: median3('cpu') },
-      readInputs: { wall: inputs.wall, cpu: inputs.cpu }, incremental, record, newDay: { wall: newDay.wall, cpu: newDay.cpu },
+      readInputs: { wall: inputs.wall, cpu: inputs.cpu }, ownRead: { wall: ownRead.wall, cpu: ownRead.cpu }, incremental, record, newDay: { wall: newDay.wall, cpu: newDay.cpu },
       profile, bareProfile, reportBytes: stored?.report.length ?? 0,
     };
   } finally {
     await store.close();
     await db.remove();
   }
+}
+
+/**
+ * The baseline of (a): the agent's records and observations read through the general ports
+ * (LedgerStore.listChain, MarketStore.observationsOf), pages of 5,000, each content parsed.
+ */
+async function readThroughPorts(store: LedgerStore, market: MarketStore, agentId: string, headSeq: number): Promise<number> {
+  let parsed = 0;
+  for (let after = 0; after < headSeq;) {
+    const [records, observations] = await Promise.all([store.listChain(agentId, after, 5000), market.observationsOf(agentId, after, 5000)]);
+    if (records.length === 0) break;
+    const observed = new Map(observations.map((o) => [o.recordId, o]));
+    for (const r of records) {
+      if (r.type === 'decision' && observed.has(r.id) && JSON.parse(r.content) !== null) parsed++;
+      after = r.chainSeq;
+    }
+  }
+  return parsed;
 }
 
 /** The price at receipt of every decision of the agent, as the pricing job saves it. */
@@ -203,8 +223,8 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
   return [
     `## performance: ${o.decisions.toLocaleString('en')} decisions over ${o.years} years, one agent`,
     '',
-    markdownTable(['store', 'valued days', 'from scratch ms (CPU)', 'first, closes fetched ms', 'baseline: read records + observations ms (CPU)', 'ratio', `< ${GOAL.scratchMs} ms`],
-      rows.map((r) => [storeName(r.kind), String(r.series), `${ms(r.scratch.wall)} (${ms(r.scratch.cpu)})`, ms(r.firstScratch.wall),
+    markdownTable(['store', 'valued days', 'from scratch ms (CPU)', 'first, closes fetched ms', 'of which its inputs read ms (CPU)', 'baseline: read records + observations ms (CPU)', 'ratio', `< ${GOAL.scratchMs} ms`],
+      rows.map((r) => [storeName(r.kind), String(r.series), `${ms(r.scratch.wall)} (${ms(r.scratch.cpu)})`, ms(r.firstScratch.wall), `${ms(r.ownRead.wall)} (${ms(r.ownRead.cpu)})`,
         `${ms(r.readInputs.wall)} (${ms(r.readInputs.cpu)})`, fixed(r.scratch.wall / r.readInputs.wall), mark(r.scratch.wall < GOAL.scratchMs)])),
     '',
     markdownTable(['store', 'after one decision p50 / p99 ms', 'baseline: its POST p50 / p99 ms', 'ratio (p50)', `< ${GOAL.incrementalMs} ms (p99)`, 'after a new day ms (CPU)', 'stored report KB'],
@@ -217,7 +237,8 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
     '',
     'From scratch: a PerformanceService with no stored report computes the model report (records and observations read a page at a time, closes from the cache, ' +
     'every decision applied, every benchmark day valued, metrics, the report stored); median of 3 runs, the first run (closes fetched from the synthetic provider and cached) apart. ' +
-    'Baseline: reading the same records and observations alone. After one decision: POST /v1/decisions (in process), the decision priced, then the report brought up to date ' +
+    'Its inputs read: readDecisions alone (one narrow read of records with their observations, MarketStore.chainInputs). ' +
+    'Baseline: reading the same records and observations alone through the general ports (listChain and observationsOf, pages of 5,000, each content parsed). After one decision: POST /v1/decisions (in process), the decision priced, then the report brought up to date ' +
     `(30 times). Profile: ${o.reads} sequential GET /v1/agents/{handle} in process after 20 warm-up reads, against a service without the performance wing on the same store. ` +
     'CPU: this process\'s user + system time (PostgreSQL\'s own is not counted).',
     '',

@@ -94,7 +94,11 @@ export type AdvanceInput = {
 
 export type Advanced = { ok: true; state: EngineState } | { ok: false; reason: 'out_of_order'; message: string };
 
-type Event = { at: string; id: string; date: string; apply: (book: Book) => void };
+/**
+ * The new records in application order: their instants, ids and UTC dates, and how the i-th is
+ * applied (one function for all of them, not a closure per record: there may be 100,000).
+ */
+type Events = { length: number; at: (i: number) => string; id: (i: number) => string; dates: string[]; apply: (book: Book, i: number) => void };
 
 /** A copy deep enough that advancing it never touches `state` (the book is rebuilt from text anyway). */
 function copyOf(state: EngineState): EngineState {
@@ -115,12 +119,11 @@ export function advance(state: EngineState, input: AdvanceInput): Advanced {
   const s = copyOf(state);
   const log = new NoteLog(s);
   const events = eventsOf(s, input, log);
-  const first = events[0];
-  if (first !== undefined && s.valued_through !== null && first.date <= s.valued_through) {
-    return { ok: false, reason: 'out_of_order', message: `a record dated ${first.date} arrived after the series was valued through ${s.valued_through}` };
+  if (events.length > 0 && s.valued_through !== null && (events.dates[0] as string) <= s.valued_through) {
+    return { ok: false, reason: 'out_of_order', message: `a record dated ${events.dates[0]} arrived after the series was valued through ${s.valued_through}` };
   }
-  if (first !== undefined && s.last !== null && (first.at < s.last.at || (first.at === s.last.at && first.id < s.last.id))) {
-    return { ok: false, reason: 'out_of_order', message: `record ${first.id} sorts before ${s.last.id}, already applied` };
+  if (events.length > 0 && s.last !== null && (events.at(0) < s.last.at || (events.at(0) === s.last.at && events.id(0) < s.last.id))) {
+    return { ok: false, reason: 'out_of_order', message: `record ${events.id(0)} sorts before ${s.last.id}, already applied` };
   }
   const firstDay = input.benchmark.find((c) => (s.valued_through === null || c.date > s.valued_through) && c.date <= input.through);
   if (s.last !== null && firstDay !== undefined && firstDay.date < utcDate(s.last.at)) {
@@ -129,16 +132,13 @@ export function advance(state: EngineState, input: AdvanceInput): Advanced {
   if (s.valued_through !== null && input.through < s.valued_through) {
     return { ok: false, reason: 'out_of_order', message: `valued through ${s.valued_through}, asked to value through ${input.through}` };
   }
-  if (s.inception === null && first !== undefined) {
-    s.inception = first.at;
+  if (s.inception === null && events.length > 0) {
+    s.inception = events.at(0);
     if (input.benchmarkBase) s.benchmark = { ...s.benchmark, base_price: input.benchmarkBase.price, base_from: input.benchmarkBase.from };
   }
   const book = Book.restore(s.book);
   valueDays(s, book, events, input);
-  if (events.length > 0) {
-    const last = events[events.length - 1] as Event;
-    s.last = { at: last.at, id: last.id };
-  }
+  if (events.length > 0) s.last = { at: events.at(events.length - 1), id: events.id(events.length - 1) };
   s.book = book.snapshot();
   log.close();
   resolveOutcomes(s, input.closes, input.through);
@@ -165,41 +165,46 @@ class NoteLog {
 }
 
 /** The records of `input` as events in application order; pending outcomes are registered here. */
-function eventsOf(s: EngineState, input: AdvanceInput, log: NoteLog): Event[] {
-  const note = (id: string, n: { code: NoteCode; message: string | (() => string) }) => log.add(id, n);
-  const decisions = (input.decisions ?? []).map((d): Event => ({
-    at: d.recorded_at,
-    id: d.id,
-    date: utcDate(d.recorded_at),
-    apply: (book) => {
-      const effect = decisionEffect(book, d);
-      s.counts.records++;
-      if (effect.price === null) s.counts.unpriced++;
-      else if (!effect.traded.isZero()) s.counts.traded++;
-      for (const n of effect.notes) note(d.id, n);
-      if (effect.price !== null) track(s, d, effect.price);
-    },
-  }));
-  if (decisions.length > 0) return decisions;
-  const flags: FillFlags = { cashNoted: s.flags.cash_noted, shortNoted: new Set(s.flags.short_noted) };
-  return [...(input.fills ?? [])]
-    .sort((a, b) => (a.executed_at !== b.executed_at ? (a.executed_at < b.executed_at ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .map((f): Event => ({
-      at: f.executed_at,
-      id: f.id,
-      date: utcDate(f.executed_at),
-      apply: (book) => {
-        const outcome = applyFill(book, f, flags);
+function eventsOf(s: EngineState, input: AdvanceInput, log: NoteLog): Events {
+  const decisions = input.decisions ?? [];
+  if (decisions.length > 0) {
+    return {
+      length: decisions.length,
+      at: (i) => (decisions[i] as DecisionInput).recorded_at,
+      id: (i) => (decisions[i] as DecisionInput).id,
+      dates: decisions.map((d) => utcDate(d.recorded_at)),
+      apply: (book, i) => {
+        const d = decisions[i] as DecisionInput;
+        const effect = decisionEffect(book, d);
         s.counts.records++;
-        if (outcome.applied.traded_quantity !== '0') s.counts.traded++;
-        for (const n of outcome.notes) note(f.id, n);
-        s.flags = { cash_noted: flags.cashNoted, short_noted: [...flags.shortNoted].sort() };
+        if (effect.price === null) s.counts.unpriced++;
+        else if (!effect.traded.isZero()) s.counts.traded++;
+        for (const n of effect.notes) log.add(d.id, n);
+        if (effect.price !== null) track(s, d, effect.price);
       },
-    }));
+    };
+  }
+  const flags: FillFlags = { cashNoted: s.flags.cash_noted, shortNoted: new Set(s.flags.short_noted) };
+  const fills = [...(input.fills ?? [])]
+    .sort((a, b) => (a.executed_at !== b.executed_at ? (a.executed_at < b.executed_at ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return {
+    length: fills.length,
+    at: (i) => (fills[i] as FillInput).executed_at,
+    id: (i) => (fills[i] as FillInput).id,
+    dates: fills.map((f) => utcDate(f.executed_at)),
+    apply: (book, i) => {
+      const f = fills[i] as FillInput;
+      const outcome = applyFill(book, f, flags);
+      s.counts.records++;
+      if (outcome.applied.traded_quantity !== '0') s.counts.traded++;
+      for (const n of outcome.notes) log.add(f.id, n);
+      s.flags = { cash_noted: flags.cashNoted, short_noted: [...flags.shortNoted].sort() };
+    },
+  };
 }
 
 /** valueDaily of portfolio.ts, resumed: each benchmark date after valued_through, from the inception date on. */
-function valueDays(s: EngineState, book: Book, events: Event[], input: AdvanceInput): void {
+function valueDays(s: EngineState, book: Book, events: Events, input: AdvanceInput): void {
   const closeOf = new Map<string, Map<string, string>>();
   for (const [symbol, list] of Object.entries(input.closes)) closeOf.set(symbol, new Map(list.map((c) => [c.date, c.close])));
   const inceptionDate = s.inception === null ? null : utcDate(s.inception);
@@ -208,7 +213,7 @@ function valueDays(s: EngineState, book: Book, events: Event[], input: AdvanceIn
     if (s.valued_through !== null && date <= s.valued_through) continue;
     if (date > input.through) break;
     if (inceptionDate === null || date < inceptionDate) continue;
-    while (next < events.length && (events[next] as Event).date <= date) (events[next++] as Event).apply(book);
+    while (next < events.length && (events.dates[next] as string) <= date) events.apply(book, next++);
     for (const symbol of [...book.holdings.keys()]) {
       const c = closeOf.get(symbol)?.get(date);
       if (c !== undefined) book.mark(symbol, new Dec(c));
@@ -216,7 +221,7 @@ function valueDays(s: EngineState, book: Book, events: Event[], input: AdvanceIn
     const base = s.benchmark.base_price;
     s.series.push([date, money(book.value()), base === null ? null : benchmarkValue(s.start_value, close, base)]);
   }
-  while (next < events.length) (events[next++] as Event).apply(book);
+  while (next < events.length) events.apply(book, next++);
 }
 
 /** Registers a priced, directional decision whose outcomes are to come (outcomes.ts rules). */
@@ -229,17 +234,24 @@ function track(s: EngineState, d: DecisionInput, price: Dec): void {
   s.pending.push([d.symbol, date, d.price as string, direction, 0, open, stated]);
 }
 
-const ends = new Map<string, number | string | null>();
+/** Stated horizons' ends by horizon text, then date (cached: agents repeat theirs). */
+const ends = new Map<string | null, Map<string, number | string | null>>();
+let endsKept = 0;
 
-/** A stated horizon as trading days or the date it ends on, or null when it does not parse (cached: agents repeat theirs). */
+/** A stated horizon as trading days or the date it ends on, or null when it does not parse. */
 function statedEnd(date: string, horizon: string | null): number | string | null {
-  const key = `${date}\n${horizon}`;
-  let end = ends.get(key);
+  let end = ends.get(horizon)?.get(date);
   if (end === undefined) {
     const parsed = parseHorizon(horizon);
     end = parsed === null ? null : parsed.kind === 'trading_days' ? parsed.n : addToDate(date, parsed);
-    if (ends.size >= 50_000) ends.clear();
-    ends.set(key, end);
+    if (endsKept >= 50_000) {
+      ends.clear();
+      endsKept = 0;
+    }
+    let byDate = ends.get(horizon);
+    if (byDate === undefined) ends.set(horizon, (byDate = new Map()));
+    byDate.set(date, end);
+    endsKept++;
   }
   return end;
 }

@@ -4,21 +4,19 @@
 // so nothing after it can be applied until the pricing job has priced it.
 // Owns: the reading of a decision's and an execution's content document for the accounting.
 
-import type { StoredRecord } from '../domain/types.ts';
-import type { MarketStore, PriceObservation, PriceSource } from '../store/market-port.ts';
-import type { LedgerStore } from '../store/port.ts';
+import type { ChainInput, MarketStore, ObservedPrice, PriceSource } from '../store/market-port.ts';
 import type { Action, DecisionInput, FillInput } from './portfolio.ts';
 
 const ACTIONS = new Set<string>(['BUY', 'SELL', 'HOLD', 'INCREASE', 'REDUCE', 'CLOSE']);
 /** Records per read: small first (a fresh report usually needs few), larger while there are more. */
-const PAGES = [100, 1000, 5000];
+const PAGES = [100, 1000, 10_000];
 
 type Content = { [key: string]: unknown };
 
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** A decision's content document and its observation as an accounting input. */
-export function decisionInput(record: StoredRecord, observation: PriceObservation): DecisionInput {
+export function decisionInput(record: ChainInput, observation: ObservedPrice): DecisionInput {
   const c = JSON.parse(record.content) as Content;
   const action = text(c.action) ?? '';
   return {
@@ -35,6 +33,33 @@ export function decisionInput(record: StoredRecord, observation: PriceObservatio
   };
 }
 
+/**
+ * The agent's records with seq in (afterSeq, headSeq], a page at a time, each page asked for
+ * before the one before it is worked through (PostgreSQL prepares it meanwhile).
+ */
+async function* pagesOf(market: MarketStore, agentId: string, afterSeq: number, headSeq: number): AsyncGenerator<ChainInput[]> {
+  let page = 0;
+  const ask = (after: number) => {
+    const size = Math.min(PAGES[page] as number, headSeq - after);
+    page = Math.min(page + 1, PAGES.length - 1);
+    return { size, entries: market.chainInputs(agentId, after, size) };
+  };
+  let next: ReturnType<typeof ask> | null = afterSeq < headSeq ? ask(afterSeq) : null;
+  try {
+    while (next !== null) {
+      const { size, entries } = next;
+      next = null;
+      const got = await entries;
+      const last = got[got.length - 1];
+      if (last === undefined) return;
+      if (got.length === size && last.chainSeq < headSeq) next = ask(last.chainSeq);
+      yield got;
+    }
+  } finally {
+    void next?.entries.catch(() => undefined); // asked for and no longer wanted
+  }
+}
+
 /** RFC 3339 instants as fixed-width UTC text (9 fractional digits), so that text order is time order. */
 export function instantKey(value: string): string {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(value);
@@ -45,7 +70,7 @@ export function instantKey(value: string): string {
 }
 
 /** An execution's content document as a fill (a date-only fill counts from 00:00 UTC of its day). */
-export function fillInput(record: StoredRecord): FillInput {
+export function fillInput(record: ChainInput): FillInput {
   const c = JSON.parse(record.content) as Content;
   return {
     id: record.id,
@@ -69,19 +94,15 @@ export type DecisionBatch = {
 };
 
 /** The agent's decisions with seq in (afterSeq, headSeq], up to the first one not yet observed. */
-export async function readDecisions(store: LedgerStore, market: MarketStore, agentId: string, afterSeq: number, headSeq: number): Promise<DecisionBatch> {
+export async function readDecisions(market: MarketStore, agentId: string, afterSeq: number, headSeq: number): Promise<DecisionBatch> {
   const batch: DecisionBatch = { decisions: [], throughSeq: afterSeq, awaiting: null, sources: [] };
   const seen = new Set<string>();
-  for (let page = 0; batch.throughSeq < headSeq; page = Math.min(page + 1, PAGES.length - 1)) {
-    const size = Math.min(PAGES[page] as number, headSeq - batch.throughSeq);
-    const [records, observations] = await Promise.all([store.listChain(agentId, batch.throughSeq, size), market.observationsOf(agentId, batch.throughSeq, size)]);
-    if (records.length === 0) break;
-    const observed = new Map(observations.map((o) => [o.recordId, o]));
+  for await (const records of pagesOf(market, agentId, afterSeq, headSeq)) {
     for (const r of records) {
       if (r.chainSeq > headSeq) return batch;
       if (r.type === 'decision') {
-        const o = observed.get(r.id);
-        if (!o) {
+        const o = r.observation;
+        if (o === null) {
           batch.awaiting = { id: r.id, recordedAt: r.recordedAt };
           return batch;
         }
@@ -101,11 +122,9 @@ export async function readDecisions(store: LedgerStore, market: MarketStore, age
 export type FillBatch = { fills: FillInput[]; throughSeq: number };
 
 /** The agent's executions with seq in (afterSeq, headSeq]. */
-export async function readFills(store: LedgerStore, agentId: string, afterSeq: number, headSeq: number): Promise<FillBatch> {
+export async function readFills(market: MarketStore, agentId: string, afterSeq: number, headSeq: number): Promise<FillBatch> {
   const batch: FillBatch = { fills: [], throughSeq: afterSeq };
-  for (let page = 0; batch.throughSeq < headSeq; page = Math.min(page + 1, PAGES.length - 1)) {
-    const records = await store.listChain(agentId, batch.throughSeq, Math.min(PAGES[page] as number, headSeq - batch.throughSeq));
-    if (records.length === 0) break;
+  for await (const records of pagesOf(market, agentId, afterSeq, headSeq)) {
     for (const r of records) {
       if (r.chainSeq > headSeq) return batch;
       if (r.type === 'execution') batch.fills.push(fillInput(r));

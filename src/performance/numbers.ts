@@ -42,13 +42,19 @@ export function parseDec(text: string | null | undefined): Dec | null {
   if (text === null || text === undefined) return null;
   let d = parsed.get(text);
   if (d !== undefined) return d;
-  try {
-    const x = new Dec(text);
-    d = x.isFinite() ? x : null;
-  } catch {
-    d = null;
-  }
+  d = decimalOf(text);
   if (parsed.size >= PARSED_MAX) parsed.clear();
   parsed.set(text, d);
   return d;
+}
+
+/** parseDec without the cache, for texts that seldom repeat (a price at receipt). */
+export function decimalOf(text: string | null | undefined): Dec | null {
+  if (text === null || text === undefined) return null;
+  try {
+    const x = new Dec(text);
+    return x.isFinite() ? x : null;
+  } catch {
+    return null;
+  }
 }

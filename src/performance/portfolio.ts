@@ -3,7 +3,7 @@
 // Owns: the accounting rules of every action and edge, and the daily valuation. Pure: no I/O.
 // The rules are written out in docs/performance-method.md; each edge leaves a note, never a silent drop.
 
-import { Dec, cutQuantity, money, parseDec, plain, type Dec as D } from './numbers.ts';
+import { Dec, cutQuantity, decimalOf, money, parseDec, plain, type Dec as D } from './numbers.ts';
 
 export const START_VALUE = '100000';
 /** An unsized BUY or INCREASE buys this share of the portfolio's value. */
@@ -237,25 +237,24 @@ export function applyDecision(book: Book, d: DecisionInput): Outcome {
 /** applyDecision without the Applied row: the book changes, and what changed it. */
 export function decisionEffect(book: Book, d: DecisionInput): Effect {
   const notes: Effect['notes'] = [];
-  const result = (sizing: Applied['sizing'], traded: D, price: D | null): Effect => ({ sizing, traded, price, notes });
-  const price = parseDec(d.price);
+  const price = decimalOf(d.price);
   if (price === null || price.lte(0)) {
     notes.push({ code: 'unpriced', message: () => `not applied: no price at receipt (${d.price_missing_reason ?? 'none recorded'})` });
-    return result('none', ZERO, null);
+    return { sizing: 'none', traded: ZERO, price: null, notes };
   }
   book.mark(d.symbol, price);
 
-  const given = (['target_allocation_pct', 'quantity', 'notional'] as const).filter((f) => d[f] !== null && d[f] !== undefined);
+  const given = sizesGiven(d);
   if (d.action === 'HOLD' || d.action === 'CLOSE') {
     if (given.length > 0) notes.push({ code: 'sizing_ignored', message: () => `${d.action} ignores ${given.join(', ')}` });
-    if (d.action === 'HOLD') return result('none', ZERO, price);
+    if (d.action === 'HOLD') return { sizing: 'none', traded: ZERO, price, notes };
     const held = book.quantity(d.symbol);
     if (held.lte(0)) {
       notes.push({ code: 'nothing_held', message: () => `CLOSE of ${d.symbol}, which is not held` });
-      return result('all', ZERO, price);
+      return { sizing: 'all', traded: ZERO, price, notes };
     }
     book.trade(d.symbol, held.neg(), price);
-    return result('all', held.neg(), price);
+    return { sizing: 'all', traded: held.neg(), price, notes };
   }
 
   const sizing = given[0] ?? null;
@@ -272,7 +271,7 @@ export function decisionEffect(book: Book, d: DecisionInput): Effect {
     const amount = parseDec(d[sizing]);
     if (amount === null || amount.lt(0) || (sizing === 'target_allocation_pct' && amount.gt(100))) {
       notes.push({ code: 'invalid_size', message: () => `${sizing} ${JSON.stringify(d[sizing])} cannot size a trade` });
-      return result(sizing, ZERO, price);
+      return { sizing, traded: ZERO, price, notes };
     }
     if (sizing === 'quantity') wanted = amount;
     else if (sizing === 'notional') wanted = cutQuantity(amount.div(price));
@@ -281,22 +280,28 @@ export function decisionEffect(book: Book, d: DecisionInput): Effect {
       wanted = buying ? target.minus(held) : held.minus(target);
       if (wanted.lte(0)) {
         notes.push({ code: 'target_already_met', message: () => `${d.action} to ${plain(amount)} % needs no ${buying ? 'purchase' : 'sale'}: holding ${plain(held)}, target ${plain(target)}` });
-        return result(sizing, ZERO, price);
+        return { sizing, traded: ZERO, price, notes };
       }
     }
   }
   const used = sizing ?? 'default';
-  return buying ? buy(book, d, wanted, price, used, result) : sell(book, d, wanted, held, price, used, result);
+  return buying ? buy(book, d, wanted, price, used, notes) : sell(book, d, wanted, held, price, used, notes);
 }
 
-type Result = (s: Applied['sizing'], t: D, p: D) => Effect;
+const SIZES = ['target_allocation_pct', 'quantity', 'notional'] as const;
 
-function buy(book: Book, d: DecisionInput, wanted: D, price: D, sizing: Applied['sizing'], result: Result): Effect {
+/** The sizes a decision carries, in the order that picks the one used. */
+function sizesGiven(d: DecisionInput): Array<(typeof SIZES)[number]> {
+  const given: Array<(typeof SIZES)[number]> = [];
+  for (const f of SIZES) if (d[f] !== null && d[f] !== undefined) given.push(f);
+  return given;
+}
+
+function buy(book: Book, d: DecisionInput, wanted: D, price: D, sizing: Applied['sizing'], notes: Effect['notes']): Effect {
   let qty = wanted;
   if (book.cash.lte(0)) {
-    const e = result(sizing, ZERO, price);
-    e.notes.push({ code: 'no_cash', message: () => `no cash to buy ${plain(wanted)} ${d.symbol}` });
-    return e;
+    notes.push({ code: 'no_cash', message: () => `no cash to buy ${plain(wanted)} ${d.symbol}` });
+    return { sizing, traded: ZERO, price, notes };
   }
   let clipped: (() => string) | null = null;
   if (qty.times(price).gt(book.cash)) {
@@ -305,16 +310,14 @@ function buy(book: Book, d: DecisionInput, wanted: D, price: D, sizing: Applied[
     clipped = () => `wanted ${plain(wanted)}, cash ${plain(cash)} buys ${plain(bought)}`;
   }
   if (qty.gt(0)) book.trade(d.symbol, qty, price);
-  const e = result(sizing, qty, price);
-  if (clipped !== null) e.notes.push({ code: 'buy_clipped_to_cash', message: clipped });
-  return e;
+  if (clipped !== null) notes.push({ code: 'buy_clipped_to_cash', message: clipped });
+  return { sizing, traded: qty, price, notes };
 }
 
-function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing: Applied['sizing'], result: Result): Effect {
+function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing: Applied['sizing'], notes: Effect['notes']): Effect {
   if (held.lte(0)) {
-    const e = result(sizing, ZERO, price);
-    e.notes.push({ code: 'nothing_held', message: () => `${d.action} of ${d.symbol}, which is not held (no short sales)` });
-    return e;
+    notes.push({ code: 'nothing_held', message: () => `${d.action} of ${d.symbol}, which is not held (no short sales)` });
+    return { sizing, traded: ZERO, price, notes };
   }
   let qty = wanted;
   let clipped: (() => string) | null = null;
@@ -323,9 +326,8 @@ function sell(book: Book, d: DecisionInput, wanted: D, held: D, price: D, sizing
     clipped = () => `wanted to sell ${plain(wanted)}, held ${plain(held)}`;
   }
   if (qty.gt(0)) book.trade(d.symbol, qty.neg(), price);
-  const e = result(sizing, qty.neg(), price);
-  if (clipped !== null) e.notes.push({ code: 'sell_clipped_to_holding', message: clipped });
-  return e;
+  if (clipped !== null) notes.push({ code: 'sell_clipped_to_holding', message: clipped });
+  return { sizing, traded: qty.neg(), price, notes };
 }
 
 /** Fills sorted by executed_at, then id. */

@@ -234,7 +234,7 @@ export class PerformanceService {
     let newSymbols: string[];
     let firstAt: string | null;
     if (portfolio === 'model') {
-      const batch = await readDecisions(store, market, agent.id, afterSeq, headSeq);
+      const batch = await readDecisions(market, agent.id, afterSeq, headSeq);
       for (const s of batch.sources) {
         if (source === null) source = this.sourceView(s.source, s.feed, s.synthetic);
         else if (s.source !== source.source) mixed = true;
@@ -247,7 +247,7 @@ export class PerformanceService {
       firstAt = batch.decisions[0]?.recorded_at ?? null;
       if (state.inception === null && batch.decisions.length === 0) return { ok: false, unavailable: this.nothingYet(portfolio, headSeq, batch.awaiting !== null) };
     } else {
-      const batch = await readFills(store, agent.id, afterSeq, headSeq);
+      const batch = await readFills(market, agent.id, afterSeq, headSeq);
       records = { fills: batch.fills };
       throughSeq = batch.throughSeq;
       newSymbols = batch.fills.map((f) => f.symbol);

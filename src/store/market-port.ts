@@ -50,6 +50,27 @@ export type PendingPrice = { recordId: string; agentId: string; chainSeq: number
  */
 export type PricingHold = { readonly lost: boolean; release(): Promise<void> };
 
+/**
+ * One record of an agent's chain as the performance wing reads it: only what the accounting needs
+ * (the content document, not the hashes or the signature), with the decision's observation beside
+ * it (null for an execution, and for a decision not observed yet).
+ */
+export type ChainInput = {
+  chainSeq: number;
+  id: string;
+  type: string;
+  recordedAt: string;
+  symbol: string | null;
+  content: string;
+  observation: ObservedPrice | null;
+};
+
+/** What the accounting reads of an observation. */
+export type ObservedPrice = { source: PriceSource; feed: string | null; synthetic: boolean } & (
+  | { status: 'priced'; price: string }
+  | { status: 'unpriced'; reason: string }
+);
+
 export type StoredClose = { date: string; close: string };
 
 /** A performance report as stored: the JSON of src/performance's report and what it was computed from. */
@@ -78,6 +99,11 @@ export interface MarketStore {
   observationOf(recordId: string): Promise<PriceObservation | null>;
   /** An agent's observations in chain order, seq > afterSeq, at most `limit`. */
   observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]>;
+  /**
+   * An agent's records in chain order, seq > afterSeq, at most `limit`, each with its observation:
+   * one narrow read (no hashes, no signature) where listChain and observationsOf make two wide ones.
+   */
+  chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]>;
   /** How many of the agent's records with seq <= throughSeq have an observation (names an export's content). */
   countObservations(agentId: string, throughSeq: number): Promise<number>;
   /** The pricing job's hold, or null while another process holds it. */

@@ -1,5 +1,5 @@
 // Rows of the market tables <-> the market sub-port's types, shared by both adapters.
-import type { PendingPrice, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
+import type { ChainInput, PendingPrice, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
 import type { Row } from './rows.ts';
 
 export const OBSERVATION_COLUMNS = [
@@ -41,6 +41,24 @@ export function observationFromRow(r: Row): PriceObservation {
     o.reason = String(r.reason);
   }
   return o as PriceObservation;
+}
+
+/**
+ * The chain of one agent with each record's observation, read as arrays (CHAIN_INPUT_SQL's column
+ * order): at 100,000 records a report from scratch reads every one of them.
+ */
+export function chainInputSql(p: (i: number) => string): string {
+  return `SELECT r.chain_seq, r.id, r.type, r.recorded_at, r.symbol, r.content, o.status, o.price, o.reason, o.source, o.feed, o.synthetic
+    FROM records r LEFT JOIN price_observations o ON o.record_id = r.id
+    WHERE r.agent_id = ${p(1)} AND r.chain_seq > ${p(2)} ORDER BY r.chain_seq LIMIT ${p(3)}`;
+}
+
+export function chainInputFromArray(a: unknown[]): ChainInput {
+  // Two literal shapes, no spread: 100,000 of these are made for one report from scratch.
+  let observation: ChainInput['observation'] = null;
+  if (a[6] === 'priced') observation = { status: 'priced', price: String(a[7]), source: String(a[9]) as PriceSource, feed: strOrNull(a[10]), synthetic: Boolean(a[11]) };
+  else if (a[6] !== null && a[6] !== undefined) observation = { status: 'unpriced', reason: String(a[8]), source: String(a[9]) as PriceSource, feed: strOrNull(a[10]), synthetic: Boolean(a[11]) };
+  return { chainSeq: Number(a[0]), id: String(a[1]), type: String(a[2]), recordedAt: String(a[3]), symbol: strOrNull(a[4]), content: String(a[5]), observation };
 }
 
 export function pendingFromRow(r: Row): PendingPrice {

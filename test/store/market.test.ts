@@ -127,6 +127,31 @@ await forEachStore('the market store', (kind) => {
     assert.equal((await market.observationOf(ids[1]!))?.status === 'priced' && (await market.observationOf(ids[1]!) as { price: string }).price, '101.5');
   });
 
+  test('chain inputs: each record in chain order with its own fields and its observation (none for an execution or a decision not observed)', async () => {
+    const a = await t.agent();
+    const ids = await postMany(t, a.secret, 3, (i) => ({ symbol: ['AAPL', 'MSFT', 'KO'][i], action: 'BUY', quantity: String(i + 1) }));
+    const execution = await appendExecution(t, a, 'AAPL');
+    const pending = (await market.pendingPrices('alpaca', 100)).filter((p) => p.agentId === a.agentId);
+    await market.saveObservations([priced(pending[0]!, '189.91'), unpriced(pending[2]!)]);
+    const all = await market.chainInputs(a.agentId, 0, 10);
+    const chain = await store.listChain(a.agentId, 0, 10);
+    assert.deepEqual(all.map((r) => r.chainSeq), [1, 2, 3, 4]);
+    assert.deepEqual(all.map((r) => r.id), [...ids, execution]);
+    for (const [i, r] of all.entries()) {
+      const full = chain[i]!;
+      assert.deepEqual([r.type, r.recordedAt, r.symbol, r.content], [full.type, full.recordedAt, full.symbol, full.content]);
+    }
+    assert.deepEqual(all.map((r) => r.observation), [
+      { status: 'priced', price: '189.91', source: 'alpaca', feed: 'iex', synthetic: false },
+      null,
+      { status: 'unpriced', reason: 'unknown_symbol: no trade known for ZZZZ', source: 'synthetic', feed: null, synthetic: true },
+      null,
+    ]);
+    assert.deepEqual((await market.chainInputs(a.agentId, 2, 10)).map((r) => r.chainSeq), [3, 4], 'after a seq');
+    assert.deepEqual((await market.chainInputs(a.agentId, 0, 2)).map((r) => r.chainSeq), [1, 2], 'at most the limit');
+    assert.deepEqual(await market.chainInputs(a.agentId, 4, 10), []);
+  });
+
   test('observations are append-only: the database refuses UPDATE and DELETE, and a priced row without its price', async () => {
     const a = await t.agent();
     const [id] = await postMany(t, a.secret, 1);

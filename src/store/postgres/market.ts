@@ -2,9 +2,9 @@
 // pricing job's hold is a session advisory lock on a connection of its own: one API node prices
 // at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
-import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type { ChainInput, MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+  chainInputFromArray, chainInputSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
 import { takeSessionLock } from './session-lock.ts';
@@ -67,6 +67,11 @@ export class PostgresMarketStore implements MarketStore {
   async observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]> {
     return (await this.q('SELECT * FROM price_observations WHERE agent_id = $1 AND chain_seq > $2 ORDER BY chain_seq LIMIT $3', [agentId, afterSeq, limit]))
       .map(observationFromRow);
+  }
+
+  async chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]> {
+    const { rows } = await this.store.pool.query({ text: chainInputSql(p), values: [agentId, afterSeq, limit], rowMode: 'array' });
+    return (rows as unknown[][]).map(chainInputFromArray);
   }
 
   async countObservations(agentId: string, throughSeq: number): Promise<number> {

@@ -1,10 +1,11 @@
 // The market sub-port on SQLite (store/market-port.ts): the same database file as the SqliteStore
 // (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
-import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type { ChainInput, MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+  chainInputFromArray, chainInputSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
+import type { SqliteStatement } from './driver.ts';
 import type { SqliteStore } from './store.ts';
 
 /** Pricing holds taken in this process, by database path (an in-memory database by its store). */
@@ -13,6 +14,8 @@ const heldPricing = new Set<unknown>();
 const q = () => '?';
 
 export class SqliteMarketStore implements MarketStore {
+  private chainRead: SqliteStatement | null = null;
+
   constructor(private readonly store: SqliteStore) {}
 
   private get db() {
@@ -63,6 +66,11 @@ export class SqliteMarketStore implements MarketStore {
   async observationsOf(agentId: string, afterSeq: number, limit: number): Promise<PriceObservation[]> {
     return this.rows('SELECT * FROM price_observations WHERE agent_id = ? AND chain_seq > ? ORDER BY chain_seq LIMIT ?', agentId, afterSeq, limit)
       .map(observationFromRow);
+  }
+
+  async chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]> {
+    this.chainRead ??= this.db.prepare(chainInputSql(q)).raw(true);
+    return (this.chainRead.all(agentId, afterSeq, limit) as unknown[][]).map(chainInputFromArray);
   }
 
   async countObservations(agentId: string, throughSeq: number): Promise<number> {
