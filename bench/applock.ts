@@ -1,11 +1,12 @@
 // The append-lock benchmark (docs/log.md, "/v1/ledger ordering and the per-schema append lock"):
 // PostgreSQL write throughput of unsigned POST /v1/decisions for many agents, with the per-schema
-// append lock (as shipped) against without it, on 1 node and on N nodes (`ledger serve`
+// append lock as shipped (taken late, after the facts are read) against the lock taken at BEGIN
+// (before this change) and against no lock at all, on 1 node and on N nodes (`ledger serve`
 // processes, test/support/ledger-node.ts) sharing one schema. Each variant is a cluster of N nodes
 // on a fresh schema of its own; "1 node" loads only its first node (the others idle, one of them
-// perhaps integrating the log). Lock off is the test support's preload (no-append-lock.mjs), which
-// no deployment can load. Rounds are interleaved (on/off order alternating), and each round gives
-// a lock-off / lock-on ratio for each node count.
+// perhaps integrating the log). The other two variants are the test support's preload
+// (no-append-lock.mjs), which no deployment loads. Rounds are interleaved (order reversed every
+// other round), and each round gives each variant's ratio to the shipped lock per node count.
 import type { Request } from 'autocannon';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -49,17 +50,26 @@ export function applockOptions(argv: string[]): ApplockOptions {
   };
 }
 
-type Variant = { lock: boolean; db: BenchDatabase; dir: string; nodes: LedgerNode[]; writes: () => Request[]; acked: Acknowledged };
+type Mode = 'late' | 'early' | 'off';
+const MODES: Mode[] = ['late', 'early', 'off'];
+const MODE_LABEL: Record<Mode, string> = { late: 'lock late (shipped)', early: 'lock at BEGIN (before)', off: 'no lock' };
 
-async function startVariant(lock: boolean, o: ApplockOptions): Promise<Variant> {
+type Variant = { mode: Mode; db: BenchDatabase; dir: string; nodes: LedgerNode[]; writes: () => Request[]; acked: Acknowledged };
+
+function modeEnv(mode: Mode, o: ApplockOptions): Record<string, string> {
+  if (mode === 'late') return {};
+  return mode === 'off' ? noAppendLockEnv(o.inFlight) : { ...noAppendLockEnv(1), LEDGER_TEST_APPEND_LOCK: 'early' };
+}
+
+async function startVariant(mode: Mode, o: ApplockOptions): Promise<Variant> {
   const db = freshPostgres();
   const dir = mkdtempSync(join(tmpdir(), 'ledger-applock-'));
-  const variant: Variant = { lock, db, dir, nodes: [], writes: () => [], acked: new Set() };
-  progress(`lock ${lock ? 'on' : 'off'}: ${o.agents} agents on a fresh schema, ${o.nodes} nodes`);
+  const variant: Variant = { mode, db, dir, nodes: [], writes: () => [], acked: new Set() };
+  progress(`${MODE_LABEL[mode]}: ${o.agents} agents on a fresh schema, ${o.nodes} nodes`);
   const agents = await createAgents(db.url, o.agents);
   variant.writes = unsignedWrites(agents, variant.acked);
-  const env = { LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', ...(lock ? {} : noAppendLockEnv(o.inFlight)) };
-  for (let i = 0; i < o.nodes; i++) variant.nodes.push(new LedgerNode(`${lock ? 'on' : 'off'}-${i + 1}`, await freePort(), env, dir));
+  const env = { LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', ...modeEnv(mode, o) };
+  for (let i = 0; i < o.nodes; i++) variant.nodes.push(new LedgerNode(`${mode}-${i + 1}`, await freePort(), env, dir));
   await Promise.all(variant.nodes.map((n) => n.start()));
   return variant;
 }
@@ -92,7 +102,7 @@ async function loadNodes(v: Variant, k: number, seconds: number, connections: nu
   };
 }
 
-type Cell = { k: number; lock: boolean; rounds: Figures[] };
+type Cell = { k: number; mode: Mode; rounds: Figures[] };
 
 export async function applockBench(o: ApplockOptions): Promise<string> {
   const problem = await postgresProblem();
@@ -100,26 +110,26 @@ export async function applockBench(o: ApplockOptions): Promise<string> {
   const loadBefore = loadavg();
   const variants: Variant[] = [];
   try {
-    for (const lock of [true, false]) variants.push(await startVariant(lock, o));
+    for (const mode of MODES) variants.push(await startVariant(mode, o));
     const counts = [1, o.nodes];
-    const cells: Cell[] = counts.flatMap((k) => [true, false].map((lock) => ({ k, lock, rounds: [] })));
-    const variantOf = (lock: boolean) => variants.find((v) => v.lock === lock)!;
+    const cells: Cell[] = counts.flatMap((k) => MODES.map((mode) => ({ k, mode, rounds: [] as Figures[] })));
+    const variantOf = (mode: Mode) => variants.find((v) => v.mode === mode)!;
     for (const cell of cells) {
-      progress(`warm-up: ${cell.k} node(s), lock ${cell.lock ? 'on' : 'off'}`);
-      if (o.warmup > 0) await loadNodes(variantOf(cell.lock), cell.k, o.warmup, o.connections);
+      progress(`warm-up: ${cell.k} node(s), ${MODE_LABEL[cell.mode]}`);
+      if (o.warmup > 0) await loadNodes(variantOf(cell.mode), cell.k, o.warmup, o.connections);
     }
     const seconds = o.duration / o.rounds;
     for (let round = 0; round < o.rounds; round++) {
       progress(`round ${round + 1}/${o.rounds}: ${cells.length} targets, ${fixed(seconds, 1)} s each, load ${loadavg().map((l) => fixed(l)).join(' ')}`);
       const order = round % 2 === 0 ? cells : counts.flatMap((k) => cells.filter((c) => c.k === k).reverse());
-      for (const cell of order) cell.rounds.push(await loadNodes(variantOf(cell.lock), cell.k, seconds, o.connections));
+      for (const cell of order) cell.rounds.push(await loadNodes(variantOf(cell.mode), cell.k, seconds, o.connections));
     }
     const loadAfter = loadavg();
     const checks: string[] = [];
     for (const v of variants) {
       for (const n of v.nodes) await n.kill();
       const check = await v.db.check(v.acked);
-      checks.push(`lock ${v.lock ? 'on' : 'off'}: ${check.found} of ${check.acked} acknowledged ids in the database (${check.records} records)`);
+      checks.push(`${MODE_LABEL[v.mode]}: ${check.found} of ${check.acked} acknowledged ids in the database (${check.records} records)`);
     }
     return report(o, cells, counts, loadBefore, loadAfter, checks, await variants[0]!.db.durability());
   } finally {
@@ -132,7 +142,7 @@ export async function applockBench(o: ApplockOptions): Promise<string> {
 }
 
 function report(o: ApplockOptions, cells: Cell[], counts: number[], before: number[], after: number[], checks: string[], durability: string): string {
-  const cellOf = (k: number, lock: boolean) => cells.find((c) => c.k === k && c.lock === lock)!;
+  const cellOf = (k: number, mode: Mode) => cells.find((c) => c.k === k && c.mode === mode)!;
   const combined = (c: Cell) => {
     const latencies = c.rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
     const ok = c.rounds.reduce((s, r) => s + r.ok, 0);
@@ -146,27 +156,27 @@ function report(o: ApplockOptions, cells: Cell[], counts: number[], before: numb
       for (const [code, n] of Object.entries(r.statusCodes)) if (!code.startsWith('2')) acc[code] = (acc[code] ?? 0) + n;
       return acc;
     }, {})).map(([code, n]) => `${n}×${code}`).join(' ');
-    return [`${c.k} node${c.k > 1 ? 's' : ''}, lock ${c.lock ? 'on' : 'off'}`, fixed(f.rps, 0), fixed(f.p99, 1), fixed(f.cpu, 3),
+    return [`${c.k} node${c.k > 1 ? 's' : ''}, ${MODE_LABEL[c.mode]}`, fixed(f.rps, 0), fixed(f.p99, 1), fixed(f.cpu, 3),
       String(f.ok), `${f.failed}${codes ? ` (${codes})` : ''}`];
   });
-  const ratioRows = counts.map((k) => {
-    const on = cellOf(k, true).rounds;
-    const off = cellOf(k, false).rounds;
+  const ratioRows = counts.flatMap((k) => (['early', 'off'] as const).map((mode) => {
+    const on = cellOf(k, 'late').rounds;
+    const off = cellOf(k, mode).rounds;
     const rps = on.map((r, i) => off[i]!.rps / r.rps);
     const p99 = on.map((r, i) => off[i]!.p99 / r.p99);
     const interval = medianInterval(rps);
-    return [`${k} node${k > 1 ? 's' : ''}`, fixed(median(rps)), interval ? `${fixed(interval.low)} to ${fixed(interval.high)}` : 'too few rounds',
+    return [`${k} node${k > 1 ? 's' : ''}: ${MODE_LABEL[mode]}`, fixed(median(rps)), interval ? `${fixed(interval.low)} to ${fixed(interval.high)}` : 'too few rounds',
       `${fixed(Math.min(...rps))} to ${fixed(Math.max(...rps))}`, fixed(median(p99))];
-  });
+  }));
   return [
-    '# Append lock: PostgreSQL writes with and without the per-schema append lock',
+    '# Append lock: PostgreSQL writes with the per-schema append lock late (shipped), at BEGIN, and without it',
     '',
     `${o.nodes} nodes per cluster, ${o.agents} agents, ${o.connections} connections, ${o.rounds} rounds of ${fixed(o.duration / o.rounds, 1)} s per target,`,
-    `lock off with ${o.inFlight} batch(es) in flight per node. Load average ${before.map((l) => fixed(l)).join(' ')} before, ${after.map((l) => fixed(l)).join(' ')} after. ${durability}.`,
+    `no lock with ${o.inFlight} batch(es) in flight per node. Load average ${before.map((l) => fixed(l)).join(' ')} before, ${after.map((l) => fixed(l)).join(' ')} after. ${durability}.`,
     '',
     markdownTable(['target', 'req/s (median round)', 'p99 ms', 'node CPU ms/req', '2xx', 'failed'], rows),
     '',
-    markdownTable(['nodes', 'req/s off / on (median)', '95% interval', 'range of rounds', 'p99 off / on (median)'], ratioRows),
+    markdownTable(['nodes: variant', 'req/s / shipped (median)', '95% interval', 'range of rounds', 'p99 / shipped (median)'], ratioRows),
     '',
     ...checks.map((c) => `- ${c}`),
     '',
