@@ -102,6 +102,23 @@ async function loadNodes(v: Variant, k: number, seconds: number, connections: nu
   };
 }
 
+/** The distinct messages of the nodes' warning and error log lines (JSON, pino), with counts. */
+function nodeWarnings(nodes: LedgerNode[]): string[] {
+  const counts = new Map<string, number>();
+  for (const line of nodes.flatMap((n) => n.output.split('\n'))) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
+      if ((entry.level ?? 0) < 40) continue;
+      const text = `${entry.msg ?? ''}${entry.err?.message ? `: ${entry.err.message}` : ''}`.slice(0, 160);
+      counts.set(text, (counts.get(text) ?? 0) + 1);
+    } catch {
+      // not a log line
+    }
+  }
+  return [...counts].slice(0, 5).map(([text, n]) => `${n}× ${text}`);
+}
+
 type Cell = { k: number; mode: Mode; rounds: Figures[] };
 
 export async function applockBench(o: ApplockOptions): Promise<string> {
@@ -130,6 +147,8 @@ export async function applockBench(o: ApplockOptions): Promise<string> {
       for (const n of v.nodes) await n.kill();
       const check = await v.db.check(v.acked);
       checks.push(`${MODE_LABEL[v.mode]}: ${check.found} of ${check.acked} acknowledged ids in the database (${check.records} records)`);
+      const warnings = nodeWarnings(v.nodes);
+      if (warnings.length > 0) checks.push(`${MODE_LABEL[v.mode]}, the nodes' warnings: ${warnings.join('; ')}`);
     }
     return report(o, cells, counts, loadBefore, loadAfter, checks, await variants[0]!.db.durability());
   } finally {
