@@ -114,7 +114,7 @@ export function startChild(script: string, env: NodeJS.ProcessEnv, profileDir: s
 }
 
 /** utime + stime of a Linux process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s). */
-function processCpuSeconds(pid: number): number | null {
+export function processCpuSeconds(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

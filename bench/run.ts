@@ -65,6 +65,13 @@ const SUITES: Record<string, Suite> = {
       return m.webhooksBench(m.webhooksOptions(args));
     },
   },
+  applock: {
+    usage: '[--duration 40] [--rounds 8] [--warmup 3] [--connections 64] [--agents 200] [--nodes 3] [--in-flight 1]',
+    run: async (args) => {
+      const m = await import('./applock.ts');
+      return m.applockBench(m.applockOptions(args));
+    },
+  },
   client: {
     usage: '[--rounds 12] [--decisions 200] [--warmup 1] [--no-postgres]',
     run: async (args) => {

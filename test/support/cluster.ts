@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { systemClock } from '../../src/ledger/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { PostgresStore, parsePostgresUrl } from '../../src/store/postgres/store.ts';
@@ -15,6 +16,16 @@ import type { LoadAgent, Target } from './load.ts';
 import { PgServer } from './pg-server.ts';
 import { freePort } from './ports.ts';
 import { RedisServer } from './redis-server.ts';
+
+/**
+ * The environment that makes a node commit without the per-schema append lock (no-append-lock.mjs),
+ * `batchesInFlight` batches at once: for the ordering test's failing leg and the append-lock bench
+ * only. The switch is a preload of the test support, so no deployment can turn it on.
+ */
+export function noAppendLockEnv(batchesInFlight = 1): Record<string, string> {
+  const preload = fileURLToPath(new URL('./no-append-lock.mjs', import.meta.url));
+  return { NODE_OPTIONS: `--import=${preload}`, LEDGER_TEST_BATCHES_IN_FLIGHT: String(batchesInFlight) };
+}
 
 export type ClusterOptions = {
   nodes?: number;

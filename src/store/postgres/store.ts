@@ -1,9 +1,10 @@
-// The production store: PostgreSQL through node-postgres. One batch is one transaction. Batches
-// of every process take one transaction-scoped advisory lock per schema first, so they commit
-// one after another and record ids follow commit order everywhere: a reader paging by id never
-// skips a record that commits later with a smaller id. Then the agents' chain heads are
-// row-locked in id order (revocations take these too), the facts are read in a few set-based
-// queries, the ledger plans the batch (ledger/append.ts), and its rows are written the same way.
+// The production store: PostgreSQL through node-postgres. One batch is one transaction: the
+// agents' chain heads are row-locked in id order (revocations take these too), the facts are read
+// in a few set-based queries, then the batch takes one transaction-scoped advisory lock per
+// schema, shared by every process, reads the newest record id, and holds the lock to commit. So
+// batches draw ids and commit one after another and record ids follow commit order everywhere: a
+// reader paging by id never skips a record that commits later with a smaller id. The ledger plans
+// the batch (ledger/append.ts), and its rows are written in set-based statements too.
 import pg from 'pg';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
@@ -278,11 +279,12 @@ export class PostgresStore implements LedgerStore {
 
   async appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T> {
     // The schema name is checked against SCHEMA_NAME, so the lock key is safe as a literal.
+    const takeAppendLock = `SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`;
     return this.inTransaction(async (c) => {
-      const { rows, result } = plan(await appendFacts(c, questions));
+      const { rows, result } = plan(await appendFacts(c, questions, takeAppendLock));
       await writeAppend(c, rows);
       return result;
-    }, `BEGIN; SET LOCAL lock_timeout = ${this.timeouts.appendLockMs}; SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`);
+    }, `BEGIN; SET LOCAL lock_timeout = ${this.timeouts.appendLockMs}`);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
@@ -383,12 +385,21 @@ async function matching(c: pg.PoolClient, pairs: AgentValue[], table: string, co
   return new Set(rows.map((r) => agentValueKey(String(r.agent_id), String(r.value))));
 }
 
-/** After the heads are locked: a revoke or append of these agents that committed before is seen. */
-async function appendFacts(c: pg.PoolClient, questions: AppendQuestions): Promise<AppendFacts> {
+/**
+ * After the heads are locked: a revoke or append of these agents that committed before is seen.
+ * The append lock is taken last, just before the newest id is read: the ids this batch draws from
+ * it must follow every batch committed before and precede every batch committed after, and
+ * nothing before needs it. Taking it late keeps the facts' round trips out of the time the lock
+ * is held (bench/applock.ts). No deadlock: a holder has all its row locks already and has written
+ * nothing a waiter could wait for, and a waiter has written nothing yet.
+ */
+async function appendFacts(c: pg.PoolClient, questions: AppendQuestions, takeAppendLock: string): Promise<AppendFacts> {
   const heads = await lockHeads(c, questions.agentIds);
   const usedIdempotencyKeys = await matching(c, questions.idempotencyKeys, 'idempotency_keys', 'key');
   const usableSigningKeys = await matching(c, questions.signingKeyIds, 'signing_keys', 'id', 'revoked_at IS NULL');
   const usedNonces = await matching(c, questions.nonces, 'nonces', 'nonce');
+  // Its own statement: the next one's snapshot is taken after the lock, so it sees the last holder's records.
+  await c.query(takeAppendLock);
   const [newest] = (await c.query('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1')).rows as Row[];
   return { heads, usedIdempotencyKeys, usableSigningKeys, usedNonces, newestSortKey: newest ? String(newest.sort_key) : null };
 }
