@@ -11,6 +11,8 @@ import type { DailyBars, MarketData, MarketResult, TradePrice } from '../../src/
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { OUTCOME_CSV_COLUMNS, outcomeCursor } from '../../src/performance/outcome-pages.ts';
 import { decisionOutcomes, type OutcomeValue } from '../../src/performance/outcomes.ts';
+import { PerformanceService } from '../../src/performance/service.ts';
+import type { MarketStore, StoredClose } from '../../src/store/market-port.ts';
 import type { DecisionInput } from '../../src/performance/portfolio.ts';
 import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
@@ -20,7 +22,7 @@ import { observeDecisions } from '../support/observe.ts';
 import { forEachStore } from '../support/stores.ts';
 import { counting, DAY, performanceApp, recordYear, type PerformanceApp } from './fixtures.ts';
 
-/** The synthetic model, counting its daily-bars calls. */
+/** The synthetic model, counting its daily-bars calls; `HALT` has no bar from 2025-03-03 to 2025-04-13 (a trading halt). */
 class Counted implements MarketData {
   readonly source = 'synthetic' as const;
   readonly synthetic = true;
@@ -30,10 +32,22 @@ class Counted implements MarketData {
   latestTrade(symbol: string, at: Date): Promise<MarketResult<TradePrice>> {
     return this.inner.latestTrade(symbol, at);
   }
-  dailyBars(symbol: string, from: string, to: string): Promise<MarketResult<DailyBars>> {
+  async dailyBars(symbol: string, from: string, to: string): Promise<MarketResult<DailyBars>> {
     this.bars++;
-    return this.inner.dailyBars(symbol, from, to);
+    const got = await this.inner.dailyBars(symbol, from, to);
+    if (!got.ok || symbol !== 'HALT') return got;
+    return { ok: true, value: { ...got.value, bars: got.value.bars.filter((b) => b.date < '2025-03-03' || b.date > '2025-04-13') } };
   }
+}
+
+/** The closes outcomes.ts is given: every close of each symbol from `from` through asOf, from the provider. */
+async function closesFor(provider: MarketData, symbols: Iterable<string>, from: string, asOf: string) {
+  const closes: Record<string, Array<{ date: string; close: string }>> = {};
+  for (const s of new Set(symbols)) {
+    const bars = await provider.dailyBars(s, from, asOf);
+    closes[s] = bars.ok ? bars.value.bars.map((b) => ({ date: b.date, close: b.close })) : [];
+  }
+  return closes;
 }
 
 function validator(schema: object) {
@@ -129,13 +143,7 @@ await forEachStore('decision outcomes, published', (kind) => {
       const c = JSON.parse(decisions.find((d) => d.id === r.record_id)!.content);
       return { id: r.record_id, recorded_at: r.recorded_at, symbol: c.symbol, action: c.action, time_horizon: c.time_horizon ?? null, price: r.price };
     });
-    const model = new SyntheticMarketData('outcomes-test');
-    const closes: Record<string, Array<{ date: string; close: string }>> = {};
-    for (const s of new Set(inputs.map((d) => d.symbol))) {
-      const bars = await model.dailyBars(s, rows[0]!.date, asOf);
-      closes[s] = bars.ok ? bars.value.bars.map((b) => ({ date: b.date, close: b.close })) : [];
-    }
-    const expected = decisionOutcomes(inputs, closes);
+    const expected = decisionOutcomes(inputs, await closesFor(new SyntheticMarketData('outcomes-test'), inputs.map((d) => d.symbol), rows[0]!.date, asOf));
     let resolved = 0;
     for (const [i, e] of expected.entries()) {
       const r = rows[i]!;
@@ -262,5 +270,74 @@ await forEachStore('decision outcomes, published', (kind) => {
     assert.equal(one.data.length, 1);
     assert.equal(one.data[0].stated.parsed.kind, 'months');
     assert.match(one.data[0].stated.outcome.reason, /awaiting its price/);
+  });
+
+  it('a stretch missing from the close cache is completed from the provider, to the same rows', async () => {
+    const full = await walk(500);
+    // The cache loses AAPL's closes of a month (until they are saved again).
+    let refilled = false;
+    const lossy = new Proxy(marketStoreOf(store), {
+      get: (target, key) => {
+        const value = Reflect.get(target, key, target);
+        if (key === 'closes') {
+          return async (source: 'synthetic', symbol: string, from: string, to: string): Promise<StoredClose[]> => {
+            const list = await target.closes(source, symbol, from, to);
+            return symbol === 'AAPL' && !refilled ? list.filter((c) => c.date < '2025-05-01' || c.date > '2025-05-31') : list;
+          };
+        }
+        if (key === 'saveCloses') {
+          return async (source: 'synthetic', symbol: string, closes: StoredClose[]) => {
+            if (symbol === 'AAPL') refilled = true;
+            return target.saveCloses(source, symbol, closes);
+          };
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as MarketStore;
+    const service = new PerformanceService({ store, market: lossy, provider, synthetic: provider, benchmark: 'SPY', clock: made.clock });
+    const agent = (await store.findAgentByHandle(handle))!;
+    const bars = provider.bars;
+    const rows = [];
+    for (let after = 0, more = true; more;) {
+      const page = await service.outcomes(agent, after, 500);
+      assert.ok(page.ok);
+      rows.push(...page.value.rows);
+      after = page.value.lastSeq;
+      more = page.value.hasMore;
+    }
+    assert.ok(refilled && provider.bars > bars, 'the hole was fetched from the provider');
+    assert.deepEqual(JSON.parse(JSON.stringify(rows)), full);
+  });
+
+  it('a close beyond the first stretch read (a six-week trading halt) is found, as outcomes.ts and the report find it', async () => {
+    const created = await new Operators(store, made.clock).createAgent({ handle: `halt-${kind.name}` });
+    assert.ok(created.ok);
+    made.clock.t = Date.UTC(2025, 1, 24, 15, 0, 0);
+    const horizons = ['1 week', '30 trading days', '2 weeks', null, '1 month', 'P3M'];
+    for (let i = 0; i < 24; i++) {
+      const body: Record<string, string> = { symbol: 'HALT', action: i % 3 === 2 ? 'SELL' : 'BUY', quantity: '1' };
+      if (horizons[i % 6]) body.time_horizon = horizons[i % 6] as string;
+      const res = await postDecision(made.ledger, created.value.apiKey.secret, body, idempotencyKey());
+      assert.equal(res.statusCode, 201, res.body);
+      made.clock.t += (i < 5 ? 1 : 3) * DAY;
+    }
+    await observeDecisions(store, made.market, provider, created.value.agent.id);
+    made.clock.t = Date.UTC(2025, 6, 1, 15, 0, 0);
+    const perf = (await made.ledger.app.inject({ url: `/v1/agents/halt-${kind.name}/performance` })).json();
+    assert.equal(perf.status, 'computed');
+    const page = await get(`/v1/agents/halt-${kind.name}/performance/outcomes?limit=500`);
+    const rows = page.data as Row[];
+    const inputs: DecisionInput[] = rows.map((r) => ({ id: r.record_id, recorded_at: r.recorded_at, symbol: r.symbol, action: r.action, time_horizon: r.stated.horizon, price: r.price }));
+    const expected = decisionOutcomes(inputs, await closesFor(provider, ['HALT'], '2025-02-01', perf.as_of));
+    for (const [i, e] of expected.entries()) {
+      const r = rows[i]!;
+      assert.deepEqual({ ...r.outcomes['21d'], reason: undefined }, { ...cellOf(e.at[21], e.action), reason: undefined }, r.record_id);
+      assert.deepEqual({ ...r.stated.outcome, reason: undefined }, { ...cellOf(e.stated.outcome, e.action), reason: undefined }, r.record_id);
+    }
+    assert.ok(rows.some((r) => r.outcomes['1d'].date > '2025-04-13' && r.date < '2025-03-03'), 'a 1-close outcome after the halt');
+    for (const h of ['1d', '5d', '21d', 'stated']) {
+      const counted = rows.map((r) => (h === 'stated' ? r.stated.outcome : r.outcomes[h])).filter((c) => c.hit !== null);
+      assert.deepEqual({ hits: counted.filter((c) => c.hit).length, counted: counted.length }, { hits: perf.hit_rate[h].hits, counted: perf.hit_rate[h].counted }, h);
+    }
   });
 });
