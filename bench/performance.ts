@@ -119,7 +119,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     const stored = await market.report(agent.id, 'model');
 
     progress(`${storeName(kind)}: one decision at a time`);
-    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
+    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
     const { incremental, record } = await oneAtATime(ledger, store, market, synthetic, live, agent, seeded.whale.secret, 30);
 
     progress(`${storeName(kind)}: profile reads`);

@@ -196,10 +196,22 @@ function find(stretches: Stretch[], need: Need, asOf: string): Close | 'pending'
   // The latest stretch holding the need's start: one read on to asOf covers it whole.
   const s = stretches.filter((x) => x.from <= start && start <= x.to).sort((a, b) => (a.to < b.to ? 1 : -1))[0];
   if (!s) return 'beyond';
-  const i = s.closes.findIndex((c) => c.date >= start);
-  const close = i < 0 ? undefined : s.closes[need.kind === 'count' ? i + need.n - 1 : i];
+  const i = firstOnOrAfter(s.closes, start);
+  const close = s.closes[need.kind === 'count' ? i + need.n - 1 : i];
   if (close) return close;
   return s.to >= asOf ? 'pending' : 'beyond';
+}
+
+/** Index of the first close dated on or after `date` (closes in date order). */
+function firstOnOrAfter(closes: Close[], date: string): number {
+  let lo = 0;
+  let hi = closes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((closes[mid] as Close).date < date) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 // ---------------------------------------------------------------------------------------------
