@@ -151,7 +151,10 @@ async function readCloses(deps: OutcomeDeps, provider: MarketData, source: Price
   const needs = new Map<string, Need[]>();
   for (const d of decisions) {
     const list = needsOf(d);
-    if (list.length > 0) needs.set(d.symbol, [...(needs.get(d.symbol) ?? []), ...list]);
+    if (list.length === 0) continue;
+    const known = needs.get(d.symbol);
+    if (known) known.push(...list);
+    else needs.set(d.symbol, list);
   }
   const out = new Map<string, SymbolCloses>();
   for (const [symbol, list] of needs) {
