@@ -184,12 +184,13 @@ async function readStretch(deps: OutcomeDeps, provider: MarketData, source: Pric
 
 /** No gap of more than MAX_GAP_DAYS from the stretch's start, between closes, or to its end (DailyCloses' rule). */
 function whole(closes: Close[], w: { from: string; to: string }): boolean {
-  let cursor = w.from;
+  let cursor = dayNumber(w.from);
   for (const c of closes) {
-    if (dayNumber(c.date) - dayNumber(cursor) > MAX_GAP_DAYS) return false;
-    cursor = plusDays(c.date, 1);
+    const day = dayNumber(c.date);
+    if (day - cursor > MAX_GAP_DAYS) return false;
+    cursor = day + 1;
   }
-  return dayNumber(w.to) - dayNumber(cursor) < MAX_GAP_DAYS;
+  return dayNumber(w.to) - cursor < MAX_GAP_DAYS;
 }
 
 /** The close resolving `need` among the stretches read, 'pending' when none can exist by asOf yet, 'beyond' when it lies past them. */
