@@ -57,6 +57,10 @@ type Row = {
   profile: number[];
   bareProfile: number[];
   reportBytes: number;
+  /** GET .../performance/outcomes?limit=100 at the first, middle and last page, and GET .../chain?limit=100 there. */
+  outcomes: number[];
+  chainPages: number[];
+  outcomesCpu: number;
 };
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T } & Timing> {
@@ -117,7 +121,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     const stored = await market.report(agent.id, 'model');
 
     progress(`${storeName(kind)}: one decision at a time`);
-    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
+    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
     const { incremental, record } = await oneAtATime(ledger, store, market, synthetic, live, agent, seeded.whale.secret, 30);
 
     progress(`${storeName(kind)}: profile reads`);
@@ -125,6 +129,9 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     const bare = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) });
     const bareProfile = await reads(bare, agent.handle, o.reads);
     await bare.close();
+
+    progress(`${storeName(kind)}: decision outcomes pages`);
+    const pages = await outcomePages(ledger, agent.handle, Math.max(10, Math.floor(o.reads / 4)));
 
     // A new day: the same report a day later needs the day's closes of every held symbol.
     const later: Clock = { now: () => new Date(Date.now() + DAY) };
@@ -136,7 +143,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
       kind, decisions: o.decisions, series: computed.value.report.series.length,
       firstScratch: { wall: first.wall, cpu: first.cpu }, scratch: { wall: median3('wall'), cpu: median3('cpu') },
       readInputs: { wall: inputs.wall, cpu: inputs.cpu }, ownRead: { wall: ownRead.wall, cpu: ownRead.cpu }, incremental, record, newDay: { wall: newDay.wall, cpu: newDay.cpu },
-      profile, bareProfile, reportBytes: stored?.report.length ?? 0,
+      profile, bareProfile, reportBytes: stored?.report.length ?? 0, ...pages,
     };
   } finally {
     await store.close();
@@ -217,6 +224,41 @@ async function reads(ledger: LedgerApp, handle: string, n: number): Promise<numb
   return out;
 }
 
+/**
+ * Pages of 100 decision outcomes at the chain's start, middle and end (cursors from a walk at
+ * limit 500), each against the chain page of the same records (GET /chain?after_seq=&limit=100).
+ */
+async function outcomePages(ledger: LedgerApp, handle: string, n: number): Promise<{ outcomes: number[]; chainPages: number[]; outcomesCpu: number }> {
+  const get = async (url: string) => {
+    const res = await ledger.app.inject({ method: 'GET', url });
+    if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}: ${res.body.slice(0, 200)}`);
+    return res;
+  };
+  const starts: Array<{ cursor: string | null; afterSeq: number }> = [{ cursor: null, afterSeq: 0 }];
+  const walk: Array<{ cursor: string; afterSeq: number }> = [];
+  for (let url: string | null = `/v1/agents/${handle}/performance/outcomes?limit=500`; url !== null;) {
+    const page = (await get(url)).json() as { next_cursor: string | null; data: Array<{ seq: number }> };
+    if (page.next_cursor) walk.push({ cursor: page.next_cursor, afterSeq: page.data.at(-1)?.seq ?? 0 });
+    url = page.next_cursor ? `/v1/agents/${handle}/performance/outcomes?limit=500&cursor=${page.next_cursor}` : null;
+  }
+  if (walk.length > 0) starts.push(walk[Math.floor(walk.length / 2)]!, walk[walk.length - 1]!);
+  const outcomes: number[] = [];
+  const chainPages: number[] = [];
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    for (const s of starts) {
+      let t0 = performance.now();
+      await get(`/v1/agents/${handle}/performance/outcomes?limit=100${s.cursor ? `&cursor=${s.cursor}` : ''}`);
+      outcomes.push(performance.now() - t0);
+      t0 = performance.now();
+      await get(`/v1/agents/${handle}/chain?limit=100&after_seq=${s.afterSeq}`);
+      chainPages.push(performance.now() - t0);
+    }
+  }
+  const cpu = process.cpuUsage(c0);
+  return { outcomes, chainPages, outcomesCpu: (cpu.user + cpu.system) / 1000 / (n * starts.length) };
+}
+
 function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): string {
   const ms = (x: number) => fixed(x, x < 10 ? 2 : 0);
   const mark = (ok: boolean) => (ok ? 'met' : 'not met');
@@ -235,11 +277,16 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
       rows.map((r) => [storeName(r.kind), `${ms(median(r.profile))} / ${ms(p99(r.profile))}`, `${ms(median(r.bareProfile))} / ${ms(p99(r.bareProfile))}`,
         fixed(p99(r.profile) / p99(r.bareProfile)), mark(p99(r.profile) < GOAL.readP99Ms)])),
     '',
+    markdownTable(['store', 'GET .../performance/outcomes?limit=100 p50 / p99 ms', 'baseline: GET .../chain?limit=100 p50 / p99 ms', 'ratio (p50)', 'CPU ms per outcomes + chain page'],
+      rows.map((r) => [storeName(r.kind), `${ms(median(r.outcomes))} / ${ms(p99(r.outcomes))}`, `${ms(median(r.chainPages))} / ${ms(p99(r.chainPages))}`,
+        fixed(median(r.outcomes) / median(r.chainPages)), ms(r.outcomesCpu)])),
+    '',
     'From scratch: a PerformanceService with no stored report computes the model report (records and observations read a page at a time, closes from the cache, ' +
     'every decision applied, every benchmark day valued, metrics, the report stored); median of 3 runs, the first run (closes fetched from the synthetic provider and cached) apart. ' +
     'Its inputs read: readDecisions alone (one narrow read of records with their observations, MarketStore.chainInputs). ' +
     'Baseline: reading the same records and observations alone through the general ports (listChain and observationsOf, pages of 5,000, each content parsed). After one decision: POST /v1/decisions (in process), the decision priced, then the report brought up to date ' +
     `(30 times). Profile: ${o.reads} sequential GET /v1/agents/{handle} in process after 20 warm-up reads, against a service without the performance wing on the same store. ` +
+    'Outcomes: 100 decisions\' outcomes at the first, middle and last page of the chain (cursors from a walk at limit 500), each read followed by the chain page of the same records. ' +
     'CPU: this process\'s user + system time (PostgreSQL\'s own is not counted).',
     '',
     ...notes,

@@ -8,7 +8,8 @@ import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { keyringLoader, SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
-import { selectMarketData } from './market/select.ts';
+import { DEFAULT_SYNTHETIC_SEED, selectMarketData } from './market/select.ts';
+import { SyntheticMarketData } from './market/synthetic.ts';
 import { pricingService } from './market/service.ts';
 import { startDeliverer } from './webhooks/service.ts';
 import { openReadReplica, openStore, redactUrl } from './store/open.ts';
@@ -45,7 +46,8 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     throw err;
   });
   const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
-  const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message));
+  const synthetic = new SyntheticMarketData(config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED);
+  const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message), {}, synthetic);
   const ledger = await buildApp({
     pricingStatus: () => pricing.status(),
     market: market.market,

@@ -15,7 +15,7 @@ import type { App } from './types.ts';
 
 /** Headers a browser script may read from a public response. */
 const EXPOSED_HEADERS = [
-  'ETag', 'request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After',
+  'ETag', 'request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Link',
 ].join(', ');
 
 /** JSON, NDJSON (the export) and text. */

@@ -385,6 +385,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{handle}/performance/outcomes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each decision's outcome at 1, 5 and 21 closes and at its stated horizon
+         * @description The decisions of the agent in chain order, a page at a time, each with its price at receipt and its return at the 1st, 5th and 21st close of its symbol after its date and at its stated time_horizon when that parses (perf_v1 §5), with the close used; null with the reason when there is none (no price at receipt, pending, no closes). Counted against the model report's closes through its as_of, so the hits add up to its hit_rate. `format=csv` answers the same page as text/csv, the next page in the Link header.
+         */
+        get: operations["listDecisionOutcomes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/brokers/alpaca": {
         parameters: {
             query?: never;
@@ -3537,6 +3557,11 @@ export interface operations {
                             profile: string;
                             /** Format: uri */
                             export: string;
+                            /**
+                             * Format: uri
+                             * @description Model only: each decision's outcomes (GET /v1/agents/{handle}/performance/outcomes).
+                             */
+                            outcomes?: string;
                         };
                     } | {
                         /** @enum {string} */
@@ -3560,6 +3585,11 @@ export interface operations {
                             profile: string;
                             /** Format: uri */
                             export: string;
+                            /**
+                             * Format: uri
+                             * @description Model only: each decision's outcomes (GET /v1/agents/{handle}/performance/outcomes).
+                             */
+                            outcomes?: string;
                         };
                     };
                     "text/csv": {
@@ -3810,6 +3840,11 @@ export interface operations {
                             profile: string;
                             /** Format: uri */
                             export: string;
+                            /**
+                             * Format: uri
+                             * @description Model only: each decision's outcomes (GET /v1/agents/{handle}/performance/outcomes).
+                             */
+                            outcomes?: string;
                         };
                     } | {
                         /** @enum {string} */
@@ -3831,6 +3866,276 @@ export interface operations {
                             csv: string;
                             /** Format: uri */
                             profile: string;
+                            /** Format: uri */
+                            export: string;
+                            /**
+                             * Format: uri
+                             * @description Model only: each decision's outcomes (GET /v1/agents/{handle}/performance/outcomes).
+                             */
+                            outcomes?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/csv": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/csv": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/csv": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/csv": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listDecisionOutcomes: {
+        parameters: {
+            query: {
+                /** @description Outcomes are those of decisions: the model portfolio only. */
+                portfolio?: "model";
+                /** @description Decisions per page, 1 to 500, default 100. A page also ends after 5000 chain records (executions are read past), with has_more. */
+                limit: number;
+                /** @description Opaque: pass next_cursor of the previous page. The page holds the decisions after it, in chain order. */
+                cursor?: string;
+                /** @description `csv`: the page's rows as text/csv, columns record_id, seq, symbol, action, recorded_at, price, price_reason, direction, 1d_date, 1d_close, 1d_return, 1d_hit, 1d_reason, 5d_date, 5d_close, 5d_return, 5d_hit, 5d_reason, 21d_date, 21d_close, 21d_return, 21d_hit, 21d_reason, stated_horizon, stated_parsed, stated_date, stated_close, stated_return, stated_hit, stated_reason; the next page is in the Link header (rel="next"). */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description The agent handle. */
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each decision's outcomes (perf_v1 §5), a page at a time. About 1 KB per row: at most 500 rows (about 500 KB). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        url: string;
+                        agent: string;
+                        /** @enum {string} */
+                        portfolio: "model";
+                        /** @enum {string} */
+                        method: "perf_v1";
+                        /**
+                         * @description The model report's status; while unavailable every outcome is null with the reason.
+                         * @enum {string}
+                         */
+                        status: "computed" | "unavailable";
+                        reason: string | null;
+                        as_of: string | null;
+                        through_seq: number | null;
+                        synthetic: boolean;
+                        price_source: {
+                            /** @enum {string} */
+                            source: "alpaca" | "synthetic";
+                            feed: string | null;
+                            synthetic: boolean;
+                            description: string;
+                        } | null;
+                        /** @description Decisions in chain order (executions are skipped). */
+                        data: {
+                            record_id: string;
+                            /** @description The decision's chain seq. */
+                            seq: number;
+                            symbol: string;
+                            /** @enum {string} */
+                            action: "BUY" | "SELL" | "HOLD" | "INCREASE" | "REDUCE" | "CLOSE";
+                            /** Format: date-time */
+                            recorded_at: string;
+                            /** @description recorded_at's UTC date: the closes dated after it count. */
+                            date: string;
+                            price: string | null;
+                            price_reason: string | null;
+                            /** @description 1: BUY, INCREASE; −1: SELL, REDUCE, CLOSE; 0: HOLD. */
+                            direction: 1 | -1 | 0;
+                            /** @description At the 1st, 5th and 21st close of the symbol dated after `date`. */
+                            outcomes: {
+                                /** @description A decision's outcome at one horizon. */
+                                "1d": {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                                /** @description A decision's outcome at one horizon. */
+                                "5d": {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                                /** @description A decision's outcome at one horizon. */
+                                "21d": {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                            };
+                            stated: {
+                                horizon: string | null;
+                                parsed: {
+                                    /** @enum {string} */
+                                    kind: "trading_days" | "days" | "months";
+                                    n: number;
+                                } | null;
+                                /** @description A decision's outcome at one horizon. */
+                                outcome: {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                            };
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                        next: string | null;
+                        links: {
+                            /** Format: uri */
+                            performance: string;
+                            /** Format: uri */
+                            csv: string;
+                            /** Format: uri */
+                            export: string;
+                        };
+                    };
+                    "text/csv": {
+                        /** @enum {string} */
+                        object: "list";
+                        url: string;
+                        agent: string;
+                        /** @enum {string} */
+                        portfolio: "model";
+                        /** @enum {string} */
+                        method: "perf_v1";
+                        /**
+                         * @description The model report's status; while unavailable every outcome is null with the reason.
+                         * @enum {string}
+                         */
+                        status: "computed" | "unavailable";
+                        reason: string | null;
+                        as_of: string | null;
+                        through_seq: number | null;
+                        synthetic: boolean;
+                        price_source: {
+                            /** @enum {string} */
+                            source: "alpaca" | "synthetic";
+                            feed: string | null;
+                            synthetic: boolean;
+                            description: string;
+                        } | null;
+                        /** @description Decisions in chain order (executions are skipped). */
+                        data: {
+                            record_id: string;
+                            /** @description The decision's chain seq. */
+                            seq: number;
+                            symbol: string;
+                            /** @enum {string} */
+                            action: "BUY" | "SELL" | "HOLD" | "INCREASE" | "REDUCE" | "CLOSE";
+                            /** Format: date-time */
+                            recorded_at: string;
+                            /** @description recorded_at's UTC date: the closes dated after it count. */
+                            date: string;
+                            price: string | null;
+                            price_reason: string | null;
+                            /** @description 1: BUY, INCREASE; −1: SELL, REDUCE, CLOSE; 0: HOLD. */
+                            direction: 1 | -1 | 0;
+                            /** @description At the 1st, 5th and 21st close of the symbol dated after `date`. */
+                            outcomes: {
+                                /** @description A decision's outcome at one horizon. */
+                                "1d": {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                                /** @description A decision's outcome at one horizon. */
+                                "5d": {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                                /** @description A decision's outcome at one horizon. */
+                                "21d": {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                            };
+                            stated: {
+                                horizon: string | null;
+                                parsed: {
+                                    /** @enum {string} */
+                                    kind: "trading_days" | "days" | "months";
+                                    n: number;
+                                } | null;
+                                /** @description A decision's outcome at one horizon. */
+                                outcome: {
+                                    date: string | null;
+                                    close: string | null;
+                                    return: string | null;
+                                    hit: boolean | null;
+                                    reason: string | null;
+                                };
+                            };
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                        next: string | null;
+                        links: {
+                            /** Format: uri */
+                            performance: string;
+                            /** Format: uri */
+                            csv: string;
                             /** Format: uri */
                             export: string;
                         };

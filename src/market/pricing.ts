@@ -8,6 +8,8 @@
 // once when it starts and once when it ends. One process prices at a time (the store's hold);
 // observations are insert-if-absent, so a job killed at any point and started again observes each
 // decision exactly once. Its status (pending, last error, since when failing) is on /readyz.
+// Demo agents' decisions are priced by the synthetic model whatever the provider (`demo`): `ledger
+// demo` prices them so too, and whichever writes first, their prices come from one source.
 import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold } from '../store/market-port.ts';
 import type { MarketData, MarketError, TradePrice } from './port.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';
@@ -42,7 +44,12 @@ export type PricingOptions = Partial<typeof PRICING_DEFAULTS> & {
   now?: () => Date;
   /** Said once when an outage starts (warn, or info for rate limits) and once when it ends. */
   onNotice?: (level: 'info' | 'warn', message: string) => void;
+  /** The synthetic model demo agents are priced by, and which agents are demo agents (a flag set at creation). */
+  demo?: { market: MarketData; isDemo: (agentId: string) => Promise<boolean> };
 };
+
+/** Agents whose demo flag is remembered (the flag never changes). */
+const DEMO_FLAGS_KEPT = 10_000;
 
 export type PricingState = 'off' | 'standby' | 'idle' | 'pricing' | 'waiting';
 
@@ -72,6 +79,7 @@ export class PricingJob {
   private readonly source: PriceSource;
   private readonly job: SingletonJob<PricingHold>;
   private failures = 0;
+  private readonly demoFlags = new Map<string, boolean>();
   private readonly state: Omit<PricingStatus, 'source' | 'description'> = {
     state: 'idle', pending: null, pending_capped: false, observed: 0, last_error: null, last_error_at: null, failing_since: null, retry_at: null,
   };
@@ -174,14 +182,15 @@ export class PricingJob {
     if (UNPRICED_CLASSES.has(p.assetClass)) {
       return this.unpriced(p, 'not_priced', `asset class ${p.assetClass} has no market price from ${this.source}`);
     }
-    const answer = await this.options.market.latestTrade(p.symbol, new Date(p.recordedAt));
-    if (answer.ok) return { kind: 'observed', observation: this.priced(p, answer.value) };
+    const market = await this.marketFor(p.agentId);
+    const answer = await market.latestTrade(p.symbol, new Date(p.recordedAt));
+    if (answer.ok) return { kind: 'observed', observation: this.priced(p, market, answer.value) };
     const e: MarketError = answer.error;
     switch (e.code) {
       case 'unknown_symbol':
       case 'no_price':
       case 'invalid_request':
-        return this.unpriced(p, e.code, e.message);
+        return this.unpriced(p, e.code, e.message, market);
       case 'rate_limited':
         return { kind: 'transient', failure: { code: e.code, message: e.message, retryAfterMs: e.retry_after_ms } };
       default:
@@ -189,22 +198,35 @@ export class PricingJob {
     }
   }
 
-  private base(p: PendingPrice, synthetic: boolean, feed: string | null) {
+  /** The provider of an agent's prices: the synthetic model for a demo agent, else the configured one. */
+  private async marketFor(agentId: string): Promise<MarketData> {
+    const demo = this.options.demo;
+    if (!demo || this.options.market.source === 'synthetic') return this.options.market;
+    let flag = this.demoFlags.get(agentId);
+    if (flag === undefined) {
+      flag = await demo.isDemo(agentId);
+      if (this.demoFlags.size >= DEMO_FLAGS_KEPT) this.demoFlags.clear();
+      this.demoFlags.set(agentId, flag);
+    }
+    return flag ? demo.market : this.options.market;
+  }
+
+  private base(p: PendingPrice, market: MarketData, synthetic: boolean, feed: string | null) {
     return {
       recordId: p.recordId, agentId: p.agentId, chainSeq: p.chainSeq, symbol: p.symbol, askedAt: p.recordedAt,
-      observedAt: this.now().toISOString(), source: this.source, feed, synthetic,
+      observedAt: this.now().toISOString(), source: market.source as PriceSource, feed, synthetic,
     };
   }
 
-  private priced(p: PendingPrice, t: TradePrice): PriceObservation {
+  private priced(p: PendingPrice, market: MarketData, t: TradePrice): PriceObservation {
     return {
-      ...this.base(p, t.synthetic, t.feed),
+      ...this.base(p, market, t.synthetic, t.feed),
       status: 'priced', price: t.price, providerTime: t.provider_time, ageMs: t.age_ms, stale: t.stale,
     };
   }
 
-  private unpriced(p: PendingPrice, code: string, message: string): Outcome {
-    return { kind: 'observed', observation: { ...this.base(p, this.options.market.synthetic, null), status: 'unpriced', reason: `${code}: ${message}` } };
+  private unpriced(p: PendingPrice, code: string, message: string, market: MarketData = this.options.market): Outcome {
+    return { kind: 'observed', observation: { ...this.base(p, market, market.synthetic, null), status: 'unpriced', reason: `${code}: ${message}` } };
   }
 
   /**

@@ -7,17 +7,22 @@ import type { LedgerStore } from '../store/port.ts';
 import { ObservationReads } from './observations.ts';
 import type { MarketData } from './port.ts';
 import { PricingJob, pricingOff, type PricingOptions, type PricingStatus } from './pricing.ts';
+import { DEFAULT_SYNTHETIC_SEED } from './select.ts';
+import { SyntheticMarketData } from './synthetic.ts';
 
 export type Pricing = { status(): PricingStatus; start(): void; stop(): Promise<void> };
 
+/** `synthetic`: the model demo agents' decisions are priced by (LEDGER_SYNTHETIC_SEED), as `ledger demo` prices them. */
 export function pricingService(
   store: LedgerStore,
   market: MarketData,
   onNotice: PricingOptions['onNotice'],
-  tuning: Omit<PricingOptions, 'market' | 'store' | 'onNotice'> = {},
+  tuning: Omit<PricingOptions, 'market' | 'store' | 'onNotice' | 'demo'> = {},
+  synthetic: MarketData = new SyntheticMarketData(DEFAULT_SYNTHETIC_SEED),
 ): Pricing {
   if (market.source === 'none') return { status: () => pricingOff(market), start: () => undefined, stop: async () => undefined };
-  return new PricingJob({ ...tuning, market, store: marketStoreOf(store), onNotice });
+  const demo = { market: synthetic, isDemo: async (agentId: string) => (await store.findAgentById(agentId))?.demo === true };
+  return new PricingJob({ ...tuning, market, store: marketStoreOf(store), onNotice, demo });
 }
 
 /** The public reads of the observations (proof and export), over the store's market tables. */

@@ -15,8 +15,11 @@ type Content = { [key: string]: unknown };
 
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
+/** What the accounting reads of an observation: the price, or why there is none. */
+export type PriceAtReceipt = Pick<ObservedPrice & { status: 'priced' }, 'status' | 'price'> | Pick<ObservedPrice & { status: 'unpriced' }, 'status' | 'reason'>;
+
 /** A decision's content document and its observation as an accounting input. */
-export function decisionInput(record: ChainInput, observation: ObservedPrice): DecisionInput {
+export function decisionInput(record: ChainInput, observation: PriceAtReceipt): DecisionInput {
   const c = JSON.parse(record.content) as Content;
   const action = text(c.action) ?? '';
   return {

@@ -82,6 +82,14 @@ export function directionOf(action: string): 1 | -1 | 0 {
   return 0;
 }
 
+/** The outcome of a decision priced `price` at `close` (the close resolving a horizon), or why there is none. */
+export function outcomeAt(price: Dec | null, direction: 1 | -1 | 0, close: Close | undefined, pending: string): OutcomeValue {
+  if (price === null || price.lte(0)) return { date: null, reason: 'decision has no price at receipt' };
+  if (close === undefined) return { date: null, reason: pending };
+  const r = new Dec(close.close).div(price).minus(1);
+  return { date: close.date, close: close.close, return: ratio(r), hit: direction === 0 ? null : r.times(direction).gt(0) };
+}
+
 export function decisionOutcomes(decisions: DecisionInput[], closes: Record<string, Close[]>): DecisionOutcome[] {
   return decisions.map((d) => {
     const direction = directionOf(d.action);
@@ -89,12 +97,7 @@ export function decisionOutcomes(decisions: DecisionInput[], closes: Record<stri
     const date = new Date(Date.parse(d.recorded_at)).toISOString().slice(0, 10);
     const price = d.price === null ? null : new Dec(d.price);
     const first = firstIndexFrom(list, date, false);
-    const outcome = (close: Close | undefined, pending: string): OutcomeValue => {
-      if (price === null || price.lte(0)) return { date: null, reason: 'decision has no price at receipt' };
-      if (close === undefined) return { date: null, reason: pending };
-      const r = new Dec(close.close).div(price).minus(1);
-      return { date: close.date, close: close.close, return: ratio(r), hit: direction === 0 ? null : r.times(direction).gt(0) };
-    };
+    const outcome = (close: Close | undefined, pending: string) => outcomeAt(price, direction, close, pending);
     const at = Object.fromEntries(OUTCOME_HORIZONS.map((n) => [n, outcome(list[first + n - 1], `pending: fewer than ${n} closes since the decision`)])) as DecisionOutcome['at'];
     const parsed = parseHorizon(d.time_horizon);
     let stated: OutcomeValue;

@@ -27,6 +27,7 @@ import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
 import { STATE_VERSION, advance, publish, startState, symbolsNeeded, type AdvanceInput, type Caveat, type EngineState, type Portfolio, type PublishedReport } from './engine.ts';
 import { readDecisions, readFills } from './inputs.ts';
+import { outcomePage, type OutcomeBasis, type OutcomePage } from './outcome-pages.ts';
 import { Dec, money } from './numbers.ts';
 import { benchmarkBase } from './perf.ts';
 import { START_VALUE, utcDate, type Close } from './portfolio.ts';
@@ -139,6 +140,26 @@ export class PerformanceService {
       sections.push({ portfolio, report, url: urls(portfolio, 'json'), csvUrl: urls(portfolio, 'csv') });
     }
     return profileSections(sections);
+  }
+
+  /**
+   * A page of the agent's decisions with their outcomes (outcome-pages.ts), against the closes of
+   * the model report brought up to date first: through its as_of, from its source.
+   */
+  async outcomes(agent: Agent, afterSeq: number, limit: number): Promise<Result<OutcomePage & { report: PortfolioReport }>> {
+    const got = await this.report(agent, 'model');
+    if (!got.ok) return got;
+    const r = got.value;
+    let basis: OutcomeBasis;
+    if (r.status === 'unavailable') basis = { reason: r.reason };
+    else {
+      const provider = this.providerFor(r.price_source.source);
+      basis = provider
+        ? { provider, source: r.price_source.source, asOf: r.report.as_of }
+        : { reason: `the ${r.price_source.source} closes of this agent cannot be read: the service's provider is ${this.deps.provider.source}` };
+    }
+    const page = await outcomePage({ store: this.deps.store, market: this.deps.market, closes: this.closes }, agent.id, basis, afterSeq, limit);
+    return ok({ ...page, report: r });
   }
 
   private async current(agent: Agent, portfolio: Portfolio): Promise<Result<PortfolioReport>> {

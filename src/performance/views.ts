@@ -7,6 +7,7 @@
 
 import { Dec } from './numbers.ts';
 import type { Caveat, Portfolio, PublishedReport } from './engine.ts';
+import type { OutcomePage } from './outcome-pages.ts';
 import type { Computed, PortfolioReport } from './types.ts';
 
 /** Positions listed by the performance document (the largest by value); the profile lists PROFILE_POSITIONS. */
@@ -14,7 +15,7 @@ export const POSITIONS_SHOWN = 500;
 export const PROFILE_POSITIONS = 20;
 export const CSV_COLUMNS = ['date', 'value', 'daily_return', 'benchmark_value'] as const;
 
-export type Links = { self: string; csv: string; profile: string; export: string };
+export type Links = { self: string; csv: string; profile: string; export: string; outcomes?: string };
 
 /** When a report could not be had at all (the provider failed and nothing was stored). */
 export type Failed = { status: 'unavailable'; portfolio: Portfolio; code: 'provider_error'; reason: string };
@@ -120,4 +121,29 @@ export function profileSections(sections: Section[]) {
     else add({ code: `${s.portfolio}_performance_unavailable`, message: `No ${s.portfolio} performance: ${s.report.reason}.` });
   }
   return { portfolios, performance, caveats };
+}
+
+export type OutcomeLinks = { performance: string; csv: string; export: string };
+
+/** GET /v1/agents/{handle}/performance/outcomes as JSON: a page of decision outcomes and what they were computed against. */
+export function outcomesDocument(handle: string, page: OutcomePage & { report: PortfolioReport }, paging: { url: string; nextCursor: string | null; next: string | null }, links: OutcomeLinks) {
+  const r = page.report;
+  return {
+    object: 'list' as const,
+    url: paging.url,
+    agent: handle,
+    portfolio: 'model' as const,
+    method: 'perf_v1' as const,
+    status: r.status,
+    reason: r.status === 'computed' ? null : r.reason,
+    as_of: r.status === 'computed' ? r.report.as_of : null,
+    through_seq: r.status === 'computed' ? r.through_seq : null,
+    synthetic: r.status === 'computed' ? r.report.synthetic : false,
+    price_source: r.status === 'computed' ? r.price_source : null,
+    data: page.rows,
+    has_more: page.hasMore,
+    next_cursor: paging.nextCursor,
+    next: paging.next,
+    links,
+  };
 }

@@ -182,6 +182,29 @@ export function hitRates(decisions: Decision[], closes: Record<string, Close[]>)
   return Object.fromEntries(Object.entries(tally).map(([k, [hits, counted]]) => [k, { value: counted >= 20 ? six(new D(hits).div(counted)) : null, hits, counted }]));
 }
 
+export type Outcome = { date: string | null; close: string | null; return: string | null; hit: boolean | null };
+
+/**
+ * §5 and §8, each decision's outcomes: the close resolving each horizon among `closes` (every close
+ * of the symbol through the report's as_of), its return from the receipt price and whether it went
+ * the decision's way (null for HOLD); all null when there is no price or no such close yet.
+ */
+export function outcomesOf(decisions: Decision[], closes: Record<string, Close[]>) {
+  return decisions.map((d) => {
+    const dir = d.action === 'BUY' || d.action === 'INCREASE' ? 1 : d.action === 'HOLD' ? 0 : -1;
+    const date = dateOf(d.recorded_at);
+    const after = (closes[d.symbol] ?? []).filter((c) => c.date > date);
+    const at = (c: Close | undefined): Outcome => {
+      if (c === undefined || d.price === null || new D(d.price).lte(0)) return { date: null, close: null, return: null, hit: null };
+      const r = new D(c.close).div(d.price).minus(1);
+      return { date: c.date, close: c.close, return: six(r), hit: dir === 0 ? null : r.times(dir).gt(0) };
+    };
+    const end = statedEnd(date, d.time_horizon);
+    const stated = typeof end === 'number' ? at(after[end - 1]) : end === null ? at(undefined) : at(after.find((c) => c.date >= end));
+    return { record_id: d.id, symbol: d.symbol, action: d.action, price: d.price, direction: dir, '1d': at(after[0]), '5d': at(after[4]), '21d': at(after[20]), stated };
+  });
+}
+
 /** The horizon grammar of §5: trading days as a count, calendar units as the date they end on. */
 function statedEnd(date: string, horizon: string | null): number | string | null {
   if (horizon === null) return null;

@@ -3,14 +3,16 @@
 // model the prices came from), an implementation written from docs/performance-method.md alone
 // (independent.ts, which imports nothing of src/performance) reaches every published figure of
 // GET /v1/agents/{handle}/performance: the series, the holdings, every metric, the benchmark's,
-// and the hit rates. The metrics are also recomputed from the published series alone.
+// and the hit rates. The metrics are also recomputed from the published series alone, and every
+// decision's published outcomes (GET .../performance/outcomes, walked page by page) from the
+// export and the closes.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { LedgerApp } from '../../src/api/app.ts';
 import type { MarketData } from '../../src/market/port.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
-import { benchmarkValues, hitRates, metricsOf, modelSeries, published, type Close, type Decision } from './independent.ts';
+import { benchmarkValues, hitRates, metricsOf, modelSeries, outcomesOf, published, type Close, type Decision } from './independent.ts';
 import { performanceApp, recordYear } from './fixtures.ts';
 import { forEachStore } from '../support/stores.ts';
 
@@ -78,6 +80,30 @@ await forEachStore('reproduction from public data alone', (kind) => {
       Object.fromEntries(Object.entries(report.hit_rate).map(([k, v]: [string, any]) => [k, { value: v.value, hits: v.hits, counted: v.counted }])),
       hitRates(decisions, closes),
     );
+  });
+
+  it('every decision\'s outcomes, from the export, the observations and the closes through as_of', async () => {
+    const market = new SyntheticMarketData('reproduction');
+    const asOf = report.as_of as string;
+    const first = decisions[0]!.recorded_at.slice(0, 10);
+    const symbols = [...new Set(decisions.map((d) => d.symbol))];
+    const closes = Object.fromEntries(await Promise.all(symbols.map(async (s) => [s, await closesOf(market, s, first, asOf)] as const)));
+    const rows: Array<Record<string, any>> = [];
+    for (let url: string | null = report.links.outcomes; url !== null;) {
+      const res = await ledger.app.inject({ method: 'GET', url: url.replace(/^https?:\/\/[^/]+\/v1/, '/v1') });
+      assert.equal(res.statusCode, 200, res.body);
+      const page = res.json();
+      assert.equal(page.as_of, asOf);
+      rows.push(...page.data);
+      url = page.next;
+    }
+    const strip = (o: Record<string, unknown>) => ({ date: o.date, close: o.close, return: o.return, hit: o.hit });
+    const published = rows.map((r) => ({
+      record_id: r.record_id, symbol: r.symbol, action: r.action, price: r.price, direction: r.direction,
+      '1d': strip(r.outcomes['1d']), '5d': strip(r.outcomes['5d']), '21d': strip(r.outcomes['21d']), stated: strip(r.stated.outcome),
+    }));
+    assert.deepEqual(published, outcomesOf(decisions, closes));
+    assert.ok(rows.filter((r) => r.stated.outcome.date !== null).length > 50, 'stated horizons resolved');
   });
 
   it('every metric, and the benchmark\'s, from the published series alone', () => {

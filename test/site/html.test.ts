@@ -73,7 +73,7 @@ test('metrics: values formatted, a dash with its reason below minimum history, h
   assert.match(out, /1\.23/);
   assert.match(out, /—.*needs 252 daily returns, has 27/s);
   assert.ok(!out.includes('<script>'));
-  const outcome = outcomeText({ record_id: 'dec_1', at: { 1: { date: '2026-03-16', return: '0.004', hit: true }, 5: { date: null, reason: 'not yet' } } }).text;
+  const outcome = outcomeText({ record_id: 'dec_1', outcomes: { '1d': { date: '2026-03-16', return: '0.004000', hit: true, reason: null }, '5d': { date: null, return: null, hit: null, reason: 'not yet' } } }).text;
   assert.match(outcome, /1 day: \+0\.40 % \(right\)/);
   assert.match(outcome, /5 days: .*not yet/);
   assert.equal(reportsFromProfile({ performance: null, portfolios: [] }).size, 0);

@@ -50,6 +50,12 @@ await forEachStore('the public site over HTTP', (kind) => {
       assert.match(body, /data-performance="\/v1\/agents\/momentum-bot\/performance\?portfolio=model"/);
       assert.match(body, /data-performance="\/v1\/agents\/momentum-bot\/performance\?portfolio=broker"/);
       assert.match(body, /<p class="outcome" data-outcome-for="dec_/);
+      // the script fills each decision's outcome from one page of the outcomes endpoint: exactly the timeline's decisions
+      const shown = [...body.matchAll(/data-outcome-for="(dec_[^"]+)"/g)].map((m) => m[1]);
+      const outcomesUrl = /data-outcomes="([^"]+)"/.exec(body)![1]!.replaceAll('&amp;', '&');
+      const page = (await get(f, outcomesUrl)).json() as { data: Array<{ record_id: string }> };
+      assert.deepEqual(page.data.map((r) => r.record_id).sort(), [...shown].sort());
+      assert.match(body, /href="\/v1\/agents\/momentum-bot\/performance\/outcomes\?portfolio=model&amp;format=csv"/);
       const demo = (await get(f, `/agents/${f.demoHandle}`)).body;
       assert.match(demo, /mark demo/);
     });

@@ -24,6 +24,15 @@ export class PublicUrls {
     return this.url(`/agents/${encodeURIComponent(handle)}/performance?portfolio=${portfolio}${format === 'csv' ? '&format=csv' : ''}`);
   }
 
+  /** The decision outcomes of the model portfolio, from the page after `cursor` (an opaque text the service wrote). */
+  outcomesUrl(handle: string, q: { cursor?: string | null; limit?: number; format?: 'json' | 'csv' } = {}): string {
+    const params = new URLSearchParams({ portfolio: 'model' });
+    if (q.limit !== undefined) params.set('limit', String(q.limit));
+    if (q.cursor) params.set('cursor', q.cursor);
+    if (q.format === 'csv') params.set('format', 'csv');
+    return this.url(`/agents/${encodeURIComponent(handle)}/performance/outcomes?${params.toString()}`);
+  }
+
   exportUrl(handle: string): string {
     return this.url(`/export?agent=${encodeURIComponent(handle)}`);
   }

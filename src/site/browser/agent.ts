@@ -2,10 +2,11 @@
 // The agent page's script (bundled into dist/site/assets/agent.js): for each portfolio, fetches
 // the performance report (GET /v1/agents/<handle>/performance?portfolio=...) and draws the equity
 // curve against the benchmark and the drawdown with uPlot (served by the service, global
-// `uPlot`); fills the metrics table when the profile had none, the synthetic mark, and each
-// decision's outcome. Without a report it says "no performance yet" and why.
+// `uPlot`); fills the metrics table when the profile had none and the synthetic mark; fills each
+// decision's outcome from GET /v1/agents/<handle>/performance/outcomes (the timeline's page).
+// Without a report it says "no performance yet" and why.
 import { html } from '../html.ts';
-import { formatRatio, metricsTable, outcomeText, type ReportLike } from '../pages/performance.ts';
+import { formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from '../pages/performance.ts';
 
 type UPlotCtor = new (opts: object, data: (number | null)[][], target: HTMLElement) => { setSize(s: { width: number; height: number }): void };
 declare const uPlot: UPlotCtor | undefined;
@@ -79,8 +80,14 @@ function fill(key: string, r: ReportLike): void {
   if (r.synthetic && mark && mark.childElementCount === 0) {
     mark.innerHTML = html`<span class="mark synthetic" title="Some prices come from the synthetic provider: not market data.">synthetic prices</span>`.text;
   }
-  for (const o of r.outcomes?.decisions ?? []) {
-    const el = document.querySelector<HTMLElement>(`[data-outcome-for="${CSS.escape(o.record_id)}"]`);
+}
+
+/** Each decision's outcome on the page, from the outcomes endpoint's page of the timeline's decisions. */
+async function outcomes(list: HTMLElement): Promise<void> {
+  const res = await fetch(list.dataset.outcomes!, { headers: { accept: 'application/json' } }).catch(() => null);
+  const body = res?.ok ? ((await res.json().catch(() => null)) as { data?: OutcomeLike[] } | null) : null;
+  for (const o of body?.data ?? []) {
+    const el = list.querySelector<HTMLElement>(`[data-outcome-for="${CSS.escape(o.record_id)}"]`);
     if (el) el.innerHTML = outcomeText(o).text;
   }
 }
@@ -98,3 +105,4 @@ async function load(box: HTMLElement): Promise<void> {
 }
 
 for (const box of document.querySelectorAll<HTMLElement>('[data-performance]')) void load(box);
+for (const list of document.querySelectorAll<HTMLElement>('[data-outcomes]')) void outcomes(list);

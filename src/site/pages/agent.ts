@@ -5,6 +5,7 @@ import { html, type Html } from '../html.ts';
 import type { Page } from '../layout.ts';
 import type { AgentProfile, RecordView, TimelineItem } from '../views.ts';
 import { agentHref, linkMark, mark, pager, query, recordHref, statusMark, summary, table, when } from './parts.ts';
+import { outcomeCursor } from '../../performance/outcome-pages.ts';
 import { metricsTable, reportsFromProfile } from './performance.ts';
 
 export type AgentData = { profile: AgentProfile; timeline: TimelineItem[]; nextBefore: string | null; before: string | null };
@@ -43,6 +44,15 @@ function keys(p: AgentProfile): Html {
 </tr>`));
 }
 
+/** The outcomes endpoint's page holding exactly the timeline's decisions (a run of the chain's decisions, newest first). */
+function outcomesOfTimeline(handle: string, timeline: AgentData['timeline']): string {
+  const seqs = timeline.map((t) => t.decision.seq);
+  const from = Math.min(...seqs) - 1;
+  return `${outcomesHref(handle)}&limit=${timeline.length}${from > 0 ? `&cursor=${outcomeCursor(from)}` : ''}`;
+}
+
+const outcomesHref = (handle: string) => `/v1/agents/${encodeURIComponent(handle)}/performance/outcomes?portfolio=model`;
+
 function performance(p: AgentProfile): Html {
   const reports = reportsFromProfile(p);
   const endpoint = (key: string) => `/v1/agents/${encodeURIComponent(p.handle)}/performance?portfolio=${key}`;
@@ -55,6 +65,7 @@ function performance(p: AgentProfile): Html {
 <noscript><p class="note">The equity curve is drawn by a small script; the series is at <a href="${endpoint(key)}">${endpoint(key)}</a>.</p></noscript>
 </div>
 <div data-metrics="${key}">${report ? metricsTable(report, `${title}: metrics`) : html`<p class="muted" data-no-metrics>No ${key} performance is computed for this agent yet.</p>`}</div>
+${key === 'model' ? html`<p class="note">Each decision's outcome at 1, 5 and 21 closes and at its stated horizon, with the close used: <a href="${outcomesHref(p.handle)}">JSON</a>, <a href="${outcomesHref(p.handle)}&amp;format=csv">CSV</a> (a page at a time).</p>` : ''}
 </section>`;
   })}`;
 }
@@ -119,7 +130,7 @@ ${p.caveats.map((c) => html`<p class="callout${c.code === 'demo_agent' ? ' info'
 <h2 id="performance">Performance against the benchmark</h2>
 ${performance(p)}
 <h2 id="decisions">Decisions</h2>
-${d.timeline.length === 0 ? html`<p>No decisions ${d.before ? 'before this one' : 'yet'}.</p>` : html`<ol class="timeline">${d.timeline.map(timelineItem)}</ol>`}
+${d.timeline.length === 0 ? html`<p>No decisions ${d.before ? 'before this one' : 'yet'}.</p>` : html`<ol class="timeline" data-outcomes="${outcomesOfTimeline(p.handle, d.timeline)}">${d.timeline.map(timelineItem)}</ol>`}
 ${pager(pages)}
 <h2 id="keys">Signing keys</h2>
 ${keys(p)}

@@ -16,11 +16,11 @@ export type ReportLike = {
   series?: { date: string; value: string; daily_return: string; benchmark_value: string | null }[];
   metrics?: Record<string, MetricValue | number>;
   benchmark?: { symbol?: string; metrics?: Record<string, MetricValue | number> | null };
-  outcomes?: { decisions?: OutcomeLike[]; hit_rate?: Record<string, { value: string | null; reason?: string; hits: number; counted: number }> };
 };
 
-export type OutcomeValue = { date: string | null; return?: string; hit?: boolean | null; reason?: string };
-export type OutcomeLike = { record_id: string; at?: Record<string, OutcomeValue>; stated?: { horizon: string | null; outcome: OutcomeValue } };
+/** A row of GET /v1/agents/<handle>/performance/outcomes (src/performance/outcome-pages.ts), as far as it is shown. */
+export type OutcomeValue = { date: string | null; return?: string | null; hit?: boolean | null; reason?: string | null };
+export type OutcomeLike = { record_id: string; outcomes?: Record<string, OutcomeValue>; stated?: { horizon: string | null; outcome: OutcomeValue } };
 
 const ROWS: [key: string, label: string, kind: 'pct' | 'num'][] = [
   ['cumulative_return', 'Cumulative return', 'pct'],
@@ -68,7 +68,7 @@ ${(report.caveats ?? []).length > 0 ? html`<ul class="note">${(report.caveats ??
 
 function outcomePart(label: string, o: OutcomeValue | undefined): Html | null {
   if (!o) return null;
-  if (o.date === null || o.return === undefined) return html`${label}: <span class="muted">${o.reason ?? 'pending'}</span>`;
+  if (o.date === null || o.return === undefined || o.return === null) return html`${label}: <span class="muted">${o.reason ?? 'pending'}</span>`;
   const verdict = o.hit === true ? ' (right)' : o.hit === false ? ' (wrong)' : '';
   return html`${label}: ${formatRatio(o.return, 'pct')}${verdict}`;
 }
@@ -76,9 +76,9 @@ function outcomePart(label: string, o: OutcomeValue | undefined): Html | null {
 /** `Outcome: 1 day +0.40 % (right) · 5 days … · stated horizon (3 months): pending`. */
 export function outcomeText(o: OutcomeLike): Html {
   const parts = [
-    outcomePart('1 day', o.at?.['1']),
-    outcomePart('5 days', o.at?.['5']),
-    outcomePart('21 days', o.at?.['21']),
+    outcomePart('1 day', o.outcomes?.['1d']),
+    outcomePart('5 days', o.outcomes?.['5d']),
+    outcomePart('21 days', o.outcomes?.['21d']),
     o.stated ? outcomePart(`stated horizon${o.stated.horizon ? ` (${o.stated.horizon})` : ''}`, o.stated.outcome) : null,
   ].filter((p): p is Html => p !== null);
   return html`Outcome, from the price at receipt: ${parts.map((p, i) => html`${i > 0 ? ' · ' : ''}${p}`)}`;

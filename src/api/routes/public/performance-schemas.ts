@@ -3,6 +3,7 @@
 // engine from the method doc's worked example.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { stringEnum } from '../../schemas.ts';
+import { OUTCOMES_LIMIT, OUTCOME_CSV_COLUMNS, SCAN_LIMIT } from '../../../performance/outcome-pages.ts';
 import { CSV_COLUMNS } from '../../../performance/views.ts';
 
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -88,7 +89,10 @@ const BenchmarkView = Type.Object({
 
 const Note = Type.Object({ record_id: Type.String(), code: Type.String(), message: Type.String() });
 
-const Links = Type.Object({ self: Type.String({ format: 'uri' }), csv: Type.String({ format: 'uri' }), profile: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) });
+const Links = Type.Object({
+  self: Type.String({ format: 'uri' }), csv: Type.String({ format: 'uri' }), profile: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }),
+  outcomes: Type.Optional(Type.String({ format: 'uri', description: 'Model only: each decision\'s outcomes (GET /v1/agents/{handle}/performance/outcomes).' })),
+});
 
 const Reconciliation = Type.Object({
   connection_id: Type.String(),
@@ -190,3 +194,57 @@ export const ProfilePerformance = nullable(Type.Object({
   model: nullable(Type.Union([Summary, Unavailable])),
   broker: nullable(Type.Union([Summary, Unavailable])),
 }, { description: 'perf_v1 summaries of the model and broker portfolios; null when neither is computed (a caveat says why).' }));
+
+// GET /v1/agents/{handle}/performance/outcomes
+
+export const OutcomesQuery = Type.Object({
+  portfolio: Type.Optional(stringEnum(['model'] as const, { default: 'model', description: 'Outcomes are those of decisions: the model portfolio only.' })),
+  limit: Type.Integer({ minimum: 1, maximum: OUTCOMES_LIMIT.max, default: OUTCOMES_LIMIT.default, description: `Decisions per page, 1 to ${OUTCOMES_LIMIT.max}, default ${OUTCOMES_LIMIT.default}. A page also ends after ${SCAN_LIMIT} chain records (executions are read past), with has_more.` }),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'Opaque: pass next_cursor of the previous page. The page holds the decisions after it, in chain order.' })),
+  format: Type.Optional(stringEnum(['json', 'csv'] as const, { default: 'json', description: `\`csv\`: the page's rows as text/csv, columns ${OUTCOME_CSV_COLUMNS.join(', ')}; the next page is in the Link header (rel="next").` })),
+}, { additionalProperties: false });
+
+const OutcomeCell = Type.Object({
+  date: nullable(DATE),
+  close: nullable(DECIMAL('The close that resolves the horizon, as the provider gave it.')),
+  return: nullable(DECIMAL('close / receipt price − 1, 6 decimals (half-even).')),
+  hit: nullable(Type.Boolean({ description: 'BUY/INCREASE: return > 0; SELL/REDUCE/CLOSE: return < 0; null for HOLD and while pending.' })),
+  reason: nullable(Type.String({ description: 'Why there is no outcome (no price at receipt, pending, no closes) or no hit (HOLD); null otherwise.' })),
+}, { description: 'A decision\'s outcome at one horizon.' });
+
+const OutcomeRow = Type.Object({
+  record_id: Type.String(),
+  seq: Type.Integer({ description: 'The decision\'s chain seq.' }),
+  symbol: Type.String(),
+  action: stringEnum(['BUY', 'SELL', 'HOLD', 'INCREASE', 'REDUCE', 'CLOSE'] as const),
+  recorded_at: Type.String({ format: 'date-time' }),
+  date: Type.String({ pattern: DATE.pattern, description: 'recorded_at\'s UTC date: the closes dated after it count.' }),
+  price: nullable(DECIMAL('The price observed at receipt (its price_observation).')),
+  price_reason: nullable(Type.String({ description: 'Why there is no price: not observed yet, or the provider\'s answer.' })),
+  direction: Type.Union([Type.Literal(1), Type.Literal(-1), Type.Literal(0)], { description: '1: BUY, INCREASE; −1: SELL, REDUCE, CLOSE; 0: HOLD.' }),
+  outcomes: Type.Object({ '1d': OutcomeCell, '5d': OutcomeCell, '21d': OutcomeCell }, { description: 'At the 1st, 5th and 21st close of the symbol dated after `date`.' }),
+  stated: Type.Object({
+    horizon: nullable(Type.String({ description: 'The decision\'s time_horizon, as written.' })),
+    parsed: nullable(Type.Object({ kind: stringEnum(['trading_days', 'days', 'months'] as const), n: Type.Integer() }, { description: 'Weeks are read as 7 days, years as 12 months.' })),
+    outcome: OutcomeCell,
+  }),
+});
+
+export const OutcomesResponse = Type.Object({
+  object: Type.Literal('list'),
+  url: Type.String(),
+  agent: Type.String(),
+  portfolio: Type.Literal('model'),
+  method: Type.Literal('perf_v1'),
+  status: stringEnum(['computed', 'unavailable'] as const, { description: 'The model report\'s status; while unavailable every outcome is null with the reason.' }),
+  reason: nullable(Type.String()),
+  as_of: nullable(Type.String({ pattern: DATE.pattern, description: 'The model report\'s as_of: closes dated up to it count, so the outcomes add up to its hit rates.' })),
+  through_seq: nullable(Type.Integer()),
+  synthetic: Type.Boolean(),
+  price_source: nullable(PriceSourceView),
+  data: Type.Array(OutcomeRow, { description: 'Decisions in chain order (executions are skipped).' }),
+  has_more: Type.Boolean(),
+  next_cursor: nullable(Type.String()),
+  next: nullable(Type.String({ format: 'uri' })),
+  links: Type.Object({ performance: Type.String({ format: 'uri' }), csv: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) }),
+}, { description: `Each decision's outcomes (perf_v1 §5), a page at a time. About 1 KB per row: at most ${OUTCOMES_LIMIT.max} rows (about 500 KB).` });

@@ -7,9 +7,11 @@ import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
 import type { Portfolio } from '../../../performance/engine.ts';
-import { performanceCsv, performanceDocument } from '../../../performance/views.ts';
+import { outcomeCursor, outcomesCsv, seqOfCursor } from '../../../performance/outcome-pages.ts';
+import { outcomesDocument, performanceCsv, performanceDocument } from '../../../performance/views.ts';
+import { errors } from '../../../ledger/errors.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
-import { PerformanceQuery, PerformanceResponse } from './performance-schemas.ts';
+import { OutcomesQuery, OutcomesResponse, PerformanceQuery, PerformanceResponse } from './performance-schemas.ts';
 import { HandleParams } from './schemas.ts';
 
 export async function performanceRoutes(app: App, options: PublicRouteOptions): Promise<void> {
@@ -45,8 +47,48 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
       csv: urls.performanceUrl(handle, portfolio, 'csv'),
       profile: urls.profileUrl(handle),
       export: urls.exportUrl(handle),
+      ...(portfolio === 'model' ? { outcomes: urls.outcomesUrl(handle) } : {}),
     };
     return sendJsonText(reply, JSON.stringify(performanceDocument(handle, report.value, links)));
   });
   preflightRoute(app, '/v1/agents/:handle/performance');
+
+  app.get('/v1/agents/:handle/performance/outcomes', {
+    schema: {
+      operationId: 'listDecisionOutcomes',
+      security: publicSecurity,
+      summary: 'Each decision\'s outcome at 1, 5 and 21 closes and at its stated horizon',
+      description: 'The decisions of the agent in chain order, a page at a time, each with its price at receipt and its return at the 1st, 5th and 21st close of its symbol after its date and at its stated time_horizon when that parses (perf_v1 §5), with the close used; null with the reason when there is none (no price at receipt, pending, no closes). Counted against the model report\'s closes through its as_of, so the hits add up to its hit_rate. `format=csv` answers the same page as text/csv, the next page in the Link header.',
+      tags: PUBLIC_TAG,
+      params: HandleParams,
+      querystring: OutcomesQuery,
+      produces: ['application/json', 'text/csv'],
+      response: { 200: OutcomesResponse, ...errorResponses(400, 404, 429, 502) },
+    },
+  }, async function listDecisionOutcomes(request, reply) {
+    const { handle } = request.params;
+    const { limit, cursor, format } = request.query;
+    const afterSeq = cursor === undefined ? 0 : seqOfCursor(cursor);
+    if (afterSeq === null) return sendError(request, reply, errors.invalidRequest('cursor is not one this service gave: pass next_cursor of the previous page', 'cursor'));
+    const found = await options.reads.agentByHandle(handle);
+    if (!found.ok) return sendError(request, reply, found.error);
+    const page = await performance.outcomes(found.value, afterSeq, limit);
+    if (!page.ok) return sendError(request, reply, page.error);
+    cacheFor(reply, 'short');
+    const urls = options.reads.urls;
+    const nextCursor = page.value.hasMore ? outcomeCursor(page.value.lastSeq) : null;
+    const here = { cursor: cursor ?? null, limit };
+    const next = (f: 'json' | 'csv') => (nextCursor === null ? null : urls.outcomesUrl(handle, { cursor: nextCursor, limit, format: f }));
+    const raw = reply as FastifyReply; // the CSV is outside the documented JSON schema
+    if (format === 'csv') {
+      const link = next('csv');
+      if (link !== null) raw.header('link', `<${link}>; rel="next"`);
+      raw.header('content-disposition', `inline; filename="${handle}-outcomes.csv"`);
+      return raw.type('text/csv; charset=utf-8; header=present').send(outcomesCsv(page.value.rows));
+    }
+    const links = { performance: urls.performanceUrl(handle, 'model'), csv: urls.outcomesUrl(handle, { ...here, format: 'csv' }), export: urls.exportUrl(handle) };
+    const paging = { url: `/v1/agents/${handle}/performance/outcomes`, nextCursor, next: next('json') };
+    return sendJsonText(reply, JSON.stringify(outcomesDocument(handle, page.value, paging, links)));
+  });
+  preflightRoute(app, '/v1/agents/:handle/performance/outcomes');
 }
