@@ -3,7 +3,7 @@
 // `inclusion_proof` of /proof, and the log's part of /transparency. Everything is read from what
 // the integrator stored; nothing here hashes more than a proof's few tiles.
 import { b64Encode } from '../core/base64.ts';
-import { consistencyPlan, inclusionPlan, leafHash, planNodes, readProof, type Hash } from '../core/merkle.ts';
+import { consistencyPlan, inclusionPlan, planNodes, readProof, type Hash } from '../core/merkle.ts';
 import { encodeEntryBundle, encodeTile, parseTilePath, TILE_WIDTH } from '../core/tiles.ts';
 import { encodeTlogProof } from '../core/tlog-proof.ts';
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
@@ -53,7 +53,7 @@ export class LogReads {
       if (!bundle.ok) return fail(errors.internalError(bundle.error));
       return ok({ bytes: bundle.value, full, kind: 'entries' });
     }
-    const stored = (await this.tileReader.tiles([{ level, index }])).get(tileKey({ level, index }));
+    const stored = (await this.tileReader.tiles([{ level, index, width }])).get(tileKey({ level, index }));
     if (!stored || stored.length < width) return fail(errors.notFound(`no tile ${path}: the log has not grown that far`, 'path'));
     const bytes = encodeTile(stored.slice(0, width));
     if (!bytes.ok) return fail(errors.internalError(bytes.error));
@@ -64,33 +64,37 @@ export class LogReads {
     return (await this.log.latestCheckpoint())?.treeSize ?? 0;
   }
 
-  private async proofHashes(plan: ReturnType<typeof inclusionPlan>): Promise<Result<Hash[]>> {
+  /** The proof's hashes, and with `leaf` that leaf's hash, read from the tile that holds it. */
+  private async proofHashes(plan: ReturnType<typeof inclusionPlan>, leaf?: number): Promise<Result<{ hashes: Hash[]; leaf?: Hash }>> {
     if (!plan.ok) return fail(errors.internalError(plan.error));
-    const reader = await this.tileReader.readerFor(planNodes(plan.value));
+    const leafNode = leaf === undefined ? [] : [{ level: 0, index: leaf }];
+    const reader = await this.tileReader.readerFor([...planNodes(plan.value), ...leafNode]);
     const proof = readProof(plan.value, reader);
-    return proof.ok ? ok(proof.value) : fail(errors.internalError(proof.error));
+    if (!proof.ok) return fail(errors.internalError(proof.error));
+    if (leaf === undefined) return ok({ hashes: proof.value });
+    const leafHash = reader({ level: 0, index: leaf });
+    return leafHash ? ok({ hashes: proof.value, leaf: leafHash }) : fail(errors.internalError(`leaf ${leaf}'s hash is not stored`));
   }
 
   /** GET /log/proof/inclusion: the record's inclusion proof at `treeSize` (default: the latest checkpoint). */
   async inclusion(recordId: string, treeSize?: number) {
-    const leaf = await this.log.leafOf(recordId);
+    const [leaf, latest] = await Promise.all([this.log.leafOf(recordId), this.log.latestCheckpoint()]);
     if (!leaf) {
       return fail(errors.notFound(`record ${recordId} is not in the log (unknown, or not integrated yet: look again in ${LOOK_AGAIN_SECONDS} s)`, 'record_id'));
     }
-    const latest = await this.latestSize();
-    const size = treeSize ?? latest;
-    if (size > latest) return fail(errors.invalidRequest(`tree_size ${size} is larger than the latest checkpoint's (${latest})`, 'tree_size'));
+    const latestSize = latest?.treeSize ?? 0;
+    const size = treeSize ?? latestSize;
+    if (size > latestSize) return fail(errors.invalidRequest(`tree_size ${size} is larger than the latest checkpoint's (${latestSize})`, 'tree_size'));
     if (size <= leaf.logIndex) return fail(errors.invalidRequest(`the record is at log index ${leaf.logIndex}, not in a tree of size ${size}`, 'tree_size'));
-    const hashes = await this.proofHashes(inclusionPlan(leaf.logIndex, size));
-    if (!hashes.ok) return hashes;
-    const [record] = await this.log.entries(leaf.logIndex, 1);
-    const checkpoint = await this.log.checkpointAt(size);
+    const proof = await this.proofHashes(inclusionPlan(leaf.logIndex, size), leaf.logIndex);
+    if (!proof.ok) return proof;
+    const checkpoint = size === latestSize ? latest : await this.log.checkpointAt(size);
     return ok({
       record_id: recordId,
       log_index: leaf.logIndex,
       tree_size: size,
-      leaf_hash: b64Encode(leafHash(leafData(record!))),
-      hashes: hashes.value.map(b64Encode),
+      leaf_hash: b64Encode(proof.value.leaf!),
+      hashes: proof.value.hashes.map(b64Encode),
       checkpoint: checkpoint?.note ?? null,
     });
   }
@@ -101,9 +105,9 @@ export class LogReads {
     if (from < 1) return fail(errors.invalidRequest('from must be at least 1 (no proof from the empty tree)', 'from'));
     if (to > latest) return fail(errors.invalidRequest(`to ${to} is larger than the latest checkpoint's tree size (${latest})`, 'to'));
     if (from > to) return fail(errors.invalidRequest(`from ${from} is larger than to ${to}`, 'from'));
-    const hashes = await this.proofHashes(consistencyPlan(from, to));
-    if (!hashes.ok) return hashes;
-    return ok({ from, to, hashes: hashes.value.map(b64Encode) });
+    const proof = await this.proofHashes(consistencyPlan(from, to));
+    if (!proof.ok) return proof;
+    return ok({ from, to, hashes: proof.value.hashes.map(b64Encode) });
   }
 
   /** The `inclusion_proof` of /proof (log_v1 §4), or why it is null and when to look again. */
@@ -119,15 +123,16 @@ export class LogReads {
         },
       };
     }
-    const hashes = await this.proofHashes(inclusionPlan(leaf.logIndex, latest.treeSize));
-    if (!hashes.ok) throw new Error(hashes.error.message);
-    const tlog = encodeTlogProof({ index: leaf.logIndex, hashes: hashes.value, checkpoint: latest.note });
+    const proof = await this.proofHashes(inclusionPlan(leaf.logIndex, latest.treeSize));
+    if (!proof.ok) throw new Error(proof.error.message);
+    const hashes = proof.value.hashes;
+    const tlog = encodeTlogProof({ index: leaf.logIndex, hashes, checkpoint: latest.note });
     if (!tlog.ok) throw new Error(tlog.error);
     return {
       inclusion_proof: {
         log_index: leaf.logIndex,
         tree_size: latest.treeSize,
-        hashes: hashes.value.map(b64Encode),
+        hashes: hashes.map(b64Encode),
         checkpoint: latest.note,
         tlog_proof: tlog.value,
       },

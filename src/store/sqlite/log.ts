@@ -5,7 +5,7 @@
 import type { StoredRecord } from '../../domain/types.ts';
 import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
-import type { SqliteDatabase } from './driver.ts';
+import type { SqliteDatabase, SqliteStatement } from './driver.ts';
 
 const checkpointFromRow = (r: Row): StoredCheckpoint => ({
   treeSize: Number(r.tree_size), note: String(r.note), vkey: String(r.vkey), createdAt: String(r.created_at),
@@ -14,24 +14,33 @@ const checkpointFromRow = (r: Row): StoredCheckpoint => ({
 const bytes = (v: unknown): Uint8Array => new Uint8Array(v as Buffer);
 
 export class SqliteLogStore implements LogStore {
+  /** The reads' statements, prepared at first use (after the migrations) and kept: a proof is two of them. */
+  private readonly statements = new Map<string, SqliteStatement>();
+
   constructor(private readonly database: SqliteDatabase) {}
 
   private db(): SqliteDatabase {
     return this.database;
   }
 
+  private prepared(sql: string): SqliteStatement {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.database.prepare(sql)));
+    return statement;
+  }
+
   async latestCheckpoint(): Promise<StoredCheckpoint | null> {
-    const row = this.db().prepare('SELECT * FROM log_checkpoints ORDER BY tree_size DESC LIMIT 1').get() as Row | undefined;
+    const row = this.prepared('SELECT * FROM log_checkpoints ORDER BY tree_size DESC LIMIT 1').get() as Row | undefined;
     return row ? checkpointFromRow(row) : null;
   }
 
   async checkpointAt(treeSize: number): Promise<StoredCheckpoint | null> {
-    const row = this.db().prepare('SELECT * FROM log_checkpoints WHERE tree_size = ?').get(treeSize) as Row | undefined;
+    const row = this.prepared('SELECT * FROM log_checkpoints WHERE tree_size = ?').get(treeSize) as Row | undefined;
     return row ? checkpointFromRow(row) : null;
   }
 
   async tiles(ids: { level: number; index: number }[]): Promise<StoredTile[]> {
-    const statement = this.db().prepare('SELECT hashes FROM log_tiles WHERE level = ? AND tile_index = ?');
+    const statement = this.prepared('SELECT hashes FROM log_tiles WHERE level = ? AND tile_index = ?');
     const out: StoredTile[] = [];
     for (const id of ids) {
       const row = statement.get(id.level, id.index) as Row | undefined;
@@ -41,12 +50,12 @@ export class SqliteLogStore implements LogStore {
   }
 
   async leafOf(recordId: string): Promise<LeafPosition | null> {
-    const row = this.db().prepare('SELECT log_index FROM log_leaves WHERE record_id = ?').get(recordId) as Row | undefined;
+    const row = this.prepared('SELECT log_index FROM log_leaves WHERE record_id = ?').get(recordId) as Row | undefined;
     return row ? { logIndex: Number(row.log_index), recordId } : null;
   }
 
   async entries(start: number, count: number): Promise<StoredRecord[]> {
-    const rows = this.db().prepare(`SELECT ${RECORD_COLUMNS} FROM log_leaves l JOIN records r ON r.id = l.record_id
+    const rows = this.prepared(`SELECT ${RECORD_COLUMNS} FROM log_leaves l JOIN records r ON r.id = l.record_id
       JOIN agents a ON a.id = r.agent_id WHERE l.log_index >= ? AND l.log_index < ? ORDER BY l.log_index`).all(start, start + count);
     return (rows as Row[]).map(recordFromRow);
   }
