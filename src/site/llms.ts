@@ -34,8 +34,11 @@ type Operation = {
 };
 export type OpenApi = { info?: { title?: string }; paths?: Record<string, Record<string, Operation>> };
 
-/** Docs an agent can skip when context is short (llmstxt.org's `Optional` section): the operator's. */
-export const OPTIONAL_DOCS = new Set(['operations.md', 'performance.md']);
+/**
+ * Docs an agent can skip when context is short (llmstxt.org's `Optional` section): the operator's.
+ * performance.md is not one: its part A is the method behind every published performance figure.
+ */
+export const OPTIONAL_DOCS = new Set(['operations.md']);
 
 /** The decision of the example request: it must stay a valid body (a test posts it). */
 export const EXAMPLE_DECISION = {

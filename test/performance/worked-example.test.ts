@@ -1,4 +1,4 @@
-// docs/performance-method.md §6, reproduced figure for figure (the arithmetic is in the doc).
+// docs/performance.md §6, reproduced figure for figure (the arithmetic is in the doc).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { modelPerformance } from '../../src/performance/perf.ts';
@@ -21,7 +21,7 @@ export const EXAMPLE = {
   ] as DecisionInput[],
 };
 
-describe('worked example of docs/performance-method.md', () => {
+describe('worked example of docs/performance.md', () => {
   const report = modelPerformance(EXAMPLE);
 
   it('applies every decision as the table says', () => {

@@ -1,5 +1,5 @@
 // Schemas of GET /v1/agents/{handle}/performance and of the profile's portfolios and performance:
-// every figure perf_v1 publishes (docs/performance-method.md), with an example computed by the
+// every figure perf_v1 publishes (docs/performance.md), with an example computed by the
 // engine from the method doc's worked example.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { stringEnum } from '../../schemas.ts';
@@ -41,7 +41,7 @@ const metricFields = {
   max_drawdown: Drawdown,
 };
 
-export const BenchmarkMetrics = Type.Object(metricFields, { description: 'perf_v1 metrics of a series (docs/performance-method.md §5).' });
+export const BenchmarkMetrics = Type.Object(metricFields, { description: 'perf_v1 metrics of a series (docs/performance.md §5).' });
 export const Metrics = Type.Object({ ...metricFields, beta: Metric, excess_return: Metric }, { description: 'perf_v1 metrics of the portfolio, with beta and excess return against the benchmark.' });
 
 const HitRate = Type.Object({

@@ -1,5 +1,5 @@
 // GET /v1/agents/{handle}/performance?portfolio=model|broker[&format=csv]: a portfolio's daily
-// series and perf_v1 metrics (docs/performance-method.md). Public, cached like the profile.
+// series and perf_v1 metrics (docs/performance.md). Public, cached like the profile.
 import type { FastifyReply } from 'fastify';
 import { sendError } from '../../errors.ts';
 import { sendJsonText } from '../../json-body.ts';
