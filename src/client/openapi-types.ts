@@ -2044,7 +2044,7 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "revoked";
                         }[];
-                        /** @description The model and broker portfolios computed so far (docs/performance-method.md); empty until one is, and a caveat says why. */
+                        /** @description The model and broker portfolios computed so far (docs/performance.md); empty until one is, and a caveat says why. */
                         portfolios: {
                             /** @enum {string} */
                             portfolio: "model" | "broker";
