@@ -32,5 +32,8 @@ if (layers.status !== 0) {
 if (!build()) process.exit(1);
 // The nightly mode (LEDGER_PROPERTY_RUNS, npm run test:nightly) runs as long as it needs.
 const timeout = process.env.LEDGER_PROPERTY_RUNS ? [] : ['--test-timeout=120000'];
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...timeout, ...files], { stdio: 'inherit' });
+// Two test files at a time (node's default on 2 cores is one): most files wait on processes,
+// sockets and fsync, so a second file fills the idle core. LEDGER_TEST_CONCURRENCY overrides it.
+const concurrency = `--test-concurrency=${process.env.LEDGER_TEST_CONCURRENCY || 2}`;
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', concurrency, ...timeout, ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);
