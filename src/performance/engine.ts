@@ -12,7 +12,7 @@
 // one; the caller then starts again from scratch.
 
 import { Dec, money } from './numbers.ts';
-import { addToDate, directionOf, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
+import { addToDate, directionOf, firstIndexFrom, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
 import { METHOD, benchmarkValue, summarise, type SeriesRow } from './perf.ts';
 import {
   Book, START_VALUE, applyFill, decisionEffect, utcDate, type BookState, type Close, type DecisionInput, type FillFlags, type FillInput,
@@ -267,7 +267,7 @@ function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, throug
   const still: Pending[] = [];
   for (const p of s.pending) {
     const list = closes[p[0]] ?? [];
-    const start = firstAfter(list, p[1]);
+    const start = firstIndexFrom(list, p[1]);
     let end = list.length;
     while (end > start && (list[end - 1] as Close).date > through) end--;
     if (end > start) {
@@ -298,19 +298,6 @@ function compare(a: string, b: string): number {
   return new Dec(a).cmp(b);
 }
 
-/** Index of the first close dated after `date` (on or after it when `inclusive`); closes in date order. */
-function firstAfter(list: Close[], date: string, inclusive = false): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const d = (list[mid] as Close).date;
-    if (d < date || (!inclusive && d === date)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** The close in list[start..end) that resolves horizon `h` of `p`, if there is one yet. */
 function closeFor(p: Pending, h: HorizonKey, list: Close[], start: number, end: number): Close | undefined {
   const n = h === 'stated' ? p[6] : Number(h.slice(0, -1));
@@ -318,7 +305,7 @@ function closeFor(p: Pending, h: HorizonKey, list: Close[], start: number, end: 
     const i = start + (n - p[4]) - 1; // p[4]: closes after its date counted in earlier steps
     return i < end ? list[i] : undefined;
   }
-  const i = Math.max(start, firstAfter(list, n as string, true));
+  const i = Math.max(start, firstIndexFrom(list, n as string, true));
   return i < end ? list[i] : undefined;
 }
 

@@ -64,7 +64,7 @@ export function addToDate(date: string, h: Exclude<Horizon, { kind: 'trading_day
 }
 
 /** Index of the first close dated after `date` (or on it, when `inclusive`); closes are in date order. */
-function firstIndexFrom(list: Close[], date: string, inclusive: boolean): number {
+export function firstIndexFrom(list: Close[], date: string, inclusive = false): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {

@@ -32,7 +32,7 @@ import { Dec, money } from './numbers.ts';
 import { benchmarkBase } from './perf.ts';
 import { START_VALUE, utcDate, type Close } from './portfolio.ts';
 import type { Computed, PortfolioReport, PriceSourceView, Reconciliation, Unavailable } from './types.ts';
-import { profileSections, type Failed } from './views.ts';
+import { headlineOf, profileSections, type Failed, type ReportHeadline } from './views.ts';
 
 /** What a stored report's text holds. */
 type Saved = {
@@ -110,7 +110,7 @@ export class PerformanceService {
    * this process's copy), never brought up to date here, so it never waits on a provider.
    * Null while no report is stored; the first one is then computed in the background.
    */
-  async storedSummary(agent: Agent): Promise<{ cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null; synthetic: boolean; reason: string | null } | null> {
+  async storedSummary(agent: Agent): Promise<ReportHeadline | null> {
     const key = `${agent.id}\nmodel`;
     let report = this.cache.get(key)?.saved.published;
     if (!report) {
@@ -121,14 +121,7 @@ export class PerformanceService {
       }
       report = (JSON.parse(row.report) as Saved).published;
     }
-    const own = report.metrics.cumulative_return;
-    return {
-      cumulative_return: own.value,
-      benchmark_return: report.benchmark.metrics?.cumulative_return.value ?? null,
-      benchmark: report.benchmark.symbol,
-      synthetic: report.synthetic,
-      reason: own.value === null ? own.reason : null,
-    };
+    return headlineOf(report);
   }
 
   /** The profile's portfolios, performance and caveats; a provider failure shows there, it fails nothing. */

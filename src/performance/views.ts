@@ -147,3 +147,17 @@ export function outcomesDocument(handle: string, page: OutcomePage & { report: P
     links,
   };
 }
+
+/** A report's headline (the `return` badge): its return since inception and the benchmark's over the same days. */
+export type ReportHeadline = { cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null; synthetic: boolean; reason: string | null };
+
+export function headlineOf(report: Pick<PublishedReport, 'metrics' | 'benchmark' | 'synthetic'>): ReportHeadline {
+  const own = report.metrics.cumulative_return;
+  return {
+    cumulative_return: own.value,
+    benchmark_return: report.benchmark.metrics?.cumulative_return.value ?? null,
+    benchmark: report.benchmark.symbol,
+    synthetic: report.synthetic,
+    reason: own.value === null ? own.reason : null,
+  };
+}

@@ -7,6 +7,7 @@ import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
 import type { PerformanceReport } from '../performance/perf.ts';
+import { headlineOf } from '../performance/views.ts';
 import { brokerStoreOf } from '../store/brokers.ts';
 import type { LedgerStore } from '../store/port.ts';
 import {
@@ -22,14 +23,7 @@ export const noPerformanceYet: PerformanceSummaryOf = async () => null;
 
 /** The summary of a perf_v1 report: return since inception, and the benchmark's over the same days. */
 export function summaryOfReport(report: PerformanceReport): PerformanceSummary {
-  const own = report.metrics.cumulative_return;
-  return {
-    cumulative_return: own.value,
-    benchmark_return: report.benchmark.metrics?.cumulative_return.value ?? null,
-    benchmark: report.benchmark.symbol,
-    synthetic: report.synthetic,
-    reason: own.value === null ? own.reason : null,
-  };
+  return headlineOf(report);
 }
 
 export type Badge = { svg: string; text: BadgeText; known: boolean };
