@@ -8,13 +8,23 @@ export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://root@12
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CI = process.env.CI === 'true';
 
+// A busy machine (two test files at a time, a browser, CI) can drop one connection attempt; a
+// service counts as unreachable only when three attempts over about three seconds all fail.
+const ATTEMPTS = 3;
+const PAUSE_MS = 1000;
+
 async function reachable(check: () => Promise<void>): Promise<string | null> {
-  try {
-    await check();
-    return null;
-  } catch (err) {
-    return (err as Error).message;
+  let problem = '';
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      await check();
+      return null;
+    } catch (err) {
+      problem = (err as Error).message;
+      if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    }
   }
+  return `${problem}, ${ATTEMPTS} attempts`;
 }
 
 let postgresState: Promise<string | null> | null = null;
