@@ -19,8 +19,6 @@ const RECENT_MEMO_MS = 60 * 60 * 1000;
 type Range = { from: string; to: string };
 type Fetched = Range & { at: number };
 
-const plusDays = (date: string, n: number) => dateOfDay(dayNumber(date) + n);
-
 export class DailyCloses {
   /** Ranges fetched in this process, by source and symbol. */
   private readonly fetched = new Map<string, Fetched[]>();
@@ -44,26 +42,31 @@ export class DailyCloses {
     let cached = await this.store.closes(source, symbol, from, last);
     const missing = this.missing(`${source}\n${symbol}`, cached, from, last);
     if (missing.length === 0) return { ok: true, value: cached };
+    let saved = false;
     for (const range of missing) {
       const bars = await market.dailyBars(symbol, range.from, range.to);
       if (!bars.ok && bars.error.code !== 'unknown_symbol') return bars;
       const closes = bars.ok ? bars.value.bars.filter((b) => b.date >= range.from && b.date <= range.to).map((b) => ({ date: b.date, close: b.close })) : [];
-      if (closes.length > 0) await this.store.saveCloses(source, symbol, closes);
+      if (closes.length > 0) {
+        await this.store.saveCloses(source, symbol, closes);
+        saved = true;
+      }
       this.remember(`${source}\n${symbol}`, range);
     }
-    cached = await this.store.closes(source, symbol, from, last);
+    if (saved) cached = await this.store.closes(source, symbol, from, last);
     return { ok: true, value: cached };
   }
 
   /** The ranges of from..to that neither the cache nor this process's earlier fetches cover. */
   private missing(key: string, cached: StoredClose[], from: string, to: string): Range[] {
     const holes: Range[] = [];
-    let cursor = from; // first date not known to be covered
+    let cursor = dayNumber(from); // first day not known to be covered
     for (const c of cached) {
-      if (dayNumber(c.date) - dayNumber(cursor) > MAX_GAP_DAYS) holes.push({ from: cursor, to: plusDays(c.date, -1) });
-      cursor = plusDays(c.date, 1);
+      const day = dayNumber(c.date);
+      if (day - cursor > MAX_GAP_DAYS) holes.push({ from: dateOfDay(cursor), to: dateOfDay(day - 1) });
+      cursor = day + 1;
     }
-    if (cursor <= to) holes.push({ from: cursor, to });
+    if (cursor <= dayNumber(to)) holes.push({ from: dateOfDay(cursor), to });
     return holes.filter((h) => !this.covered(key, h));
   }
 

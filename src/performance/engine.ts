@@ -264,6 +264,7 @@ function statedEnd(date: string, horizon: string | null): number | string | null
  */
 function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, through: string): void {
   if (s.pending.length === 0) return;
+  const doubles = new Map<Close[], Float64Array>();
   const still: Pending[] = [];
   for (const p of s.pending) {
     const list = closes[p[0]] ?? [];
@@ -271,11 +272,14 @@ function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, throug
     let end = list.length;
     while (end > start && (list[end - 1] as Close).date > through) end--;
     if (end > start) {
+      let values = doubles.get(list);
+      if (values === undefined) doubles.set(list, (values = Float64Array.from(list, (c) => asDouble(c.close))));
+      const price = asDouble(p[2]);
       const open: HorizonKey[] = [];
       for (const h of p[5]) {
-        const c = closeFor(p, h, list, start, end);
-        if (c === undefined) open.push(h);
-        else record(s, h, compare(c.close, p[2]) * p[3] > 0);
+        const i = closeIndex(p, h, list, start, end);
+        if (i < 0) open.push(h);
+        else record(s, h, order(values[i] as number, price, (list[i] as Close).close, p[2]) * p[3] > 0);
       }
       p[4] += end - start;
       p[5] = open;
@@ -286,27 +290,27 @@ function resolveOutcomes(s: EngineState, closes: Record<string, Close[]>, throug
 }
 
 /**
- * The order of two positive decimal texts. Texts of at most 15 characters (so at most 15 digits) compare exactly
- * as doubles (distinct ones never round to the same double, and rounding keeps their order).
+ * A positive decimal text as a double where that keeps its order exactly, else NaN. Texts of at
+ * most 15 characters (so at most 15 digits) do: distinct ones never round to the same double, and
+ * rounding keeps their order.
  */
-function compare(a: string, b: string): number {
-  if (a.length <= 15 && b.length <= 15) {
-    const x = Number(a);
-    const y = Number(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
+const asDouble = (text: string): number => (text.length <= 15 ? Number(text) : Number.NaN);
+
+/** The order of two positive decimals: by their doubles (asDouble) when both have one, else exactly. */
+function order(x: number, y: number, a: string, b: string): number {
+  if (!Number.isNaN(x) && !Number.isNaN(y)) return x < y ? -1 : x > y ? 1 : 0;
   return new Dec(a).cmp(b);
 }
 
-/** The close in list[start..end) that resolves horizon `h` of `p`, if there is one yet. */
-function closeFor(p: Pending, h: HorizonKey, list: Close[], start: number, end: number): Close | undefined {
-  const n = h === 'stated' ? p[6] : Number(h.slice(0, -1));
-  if (typeof n === 'number') {
-    const i = start + (n - p[4]) - 1; // p[4]: closes after its date counted in earlier steps
-    return i < end ? list[i] : undefined;
-  }
-  const i = Math.max(start, firstIndexFrom(list, n as string, true));
-  return i < end ? list[i] : undefined;
+const TRADING_DAYS: Record<Exclude<HorizonKey, 'stated'>, number> = { '1d': 1, '5d': 5, '21d': 21 };
+
+/** The index in list[start..end) of the close that resolves horizon `h` of `p`, or -1 while there is none. */
+function closeIndex(p: Pending, h: HorizonKey, list: Close[], start: number, end: number): number {
+  const n = h === 'stated' ? p[6] : TRADING_DAYS[h];
+  const i = typeof n === 'number'
+    ? start + (n - p[4]) - 1 // p[4]: closes after its date counted in earlier steps
+    : Math.max(start, firstIndexFrom(list, n as string, true));
+  return i < end ? i : -1;
 }
 
 /** A resolved outcome: a hit when the close is beyond the receipt price in the decision's direction. */

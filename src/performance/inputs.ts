@@ -1,10 +1,12 @@
 // The records of an agent as perf_v1 inputs: decisions with the price observed at their receipt
-// (rule 6), and imported executions as fills. Reads the chain after a seq, a page at a time, and
-// stops at the first decision that has no observation yet: records are applied in chain order,
-// so nothing after it can be applied until the pricing job has priced it.
+// (rule 6), and imported executions as fills. Decisions come from two reads, in chain order: the
+// observed prefix of the chain (every decision there priced, by the pricing job's scan cursor)
+// from the priced_decisions projection, narrow and with no content to parse; then the rest of the
+// chain record by record, stopping at the first decision that has no observation yet: records are
+// applied in chain order, so nothing after it can be applied until the pricing job has priced it.
 // Owns: the reading of a decision's and an execution's content document for the accounting.
 
-import type { ChainInput, MarketStore, ObservedPrice, PriceSource } from '../store/market-port.ts';
+import type { ChainInput, DecisionTerms, MarketStore, ObservedPrice, PriceSource, PricedDecision } from '../store/market-port.ts';
 import type { Action, DecisionInput, FillInput } from './portfolio.ts';
 
 const ACTIONS = new Set<string>(['BUY', 'SELL', 'HOLD', 'INCREASE', 'REDUCE', 'CLOSE']);
@@ -18,34 +20,50 @@ const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** What the accounting reads of an observation: the price, or why there is none. */
 export type PriceAtReceipt = Pick<ObservedPrice & { status: 'priced' }, 'status' | 'price'> | Pick<ObservedPrice & { status: 'unpriced' }, 'status' | 'reason'>;
 
-/** A decision's content document and its observation as an accounting input. */
-export function decisionInput(record: ChainInput, observation: PriceAtReceipt): DecisionInput {
+/** The terms of a decision's content document (as the priced_decisions projection reads them in SQL). */
+export function termsOf(record: ChainInput): DecisionTerms {
   const c = JSON.parse(record.content) as Content;
-  const action = text(c.action) ?? '';
   return {
-    id: record.id,
-    recorded_at: record.recordedAt,
     symbol: text(c.symbol) ?? record.symbol ?? '',
-    action: (ACTIONS.has(action) ? action : 'HOLD') as Action,
-    target_allocation_pct: text(c.target_allocation_pct),
+    action: text(c.action),
+    targetAllocationPct: text(c.target_allocation_pct),
     quantity: text(c.quantity),
     notional: text(c.notional),
-    time_horizon: text(c.time_horizon),
+    timeHorizon: text(c.time_horizon),
+  };
+}
+
+/** A decision's terms and observation as an accounting input (an unknown action holds). */
+export function decisionOf(id: string, recordedAt: string, terms: DecisionTerms, observation: PriceAtReceipt): DecisionInput {
+  return {
+    id,
+    recorded_at: recordedAt,
+    symbol: terms.symbol,
+    action: (terms.action !== null && ACTIONS.has(terms.action) ? terms.action : 'HOLD') as Action,
+    target_allocation_pct: terms.targetAllocationPct,
+    quantity: terms.quantity,
+    notional: terms.notional,
+    time_horizon: terms.timeHorizon,
     price: observation.status === 'priced' ? observation.price : null,
     price_missing_reason: observation.status === 'priced' ? null : observation.reason,
   };
 }
 
+/** A decision's content document and its observation as an accounting input. */
+export function decisionInput(record: ChainInput, observation: PriceAtReceipt): DecisionInput {
+  return decisionOf(record.id, record.recordedAt, termsOf(record), observation);
+}
+
 /**
- * The agent's records with seq in (afterSeq, headSeq], a page at a time, each page asked for
- * before the one before it is worked through (PostgreSQL prepares it meanwhile).
+ * Rows with seq in (afterSeq, headSeq], a page at a time, each page asked for before the one before
+ * it is worked through (PostgreSQL prepares it meanwhile).
  */
-async function* pagesOf(market: MarketStore, agentId: string, afterSeq: number, headSeq: number): AsyncGenerator<ChainInput[]> {
+async function* pagesOf<T extends { chainSeq: number }>(read: (after: number, size: number) => Promise<T[]>, afterSeq: number, headSeq: number): AsyncGenerator<T[]> {
   let page = 0;
   const ask = (after: number) => {
     const size = Math.min(PAGES[page] as number, headSeq - after);
     page = Math.min(page + 1, PAGES.length - 1);
-    return { size, entries: market.chainInputs(agentId, after, size) };
+    return { size, entries: read(after, size) };
   };
   let next: ReturnType<typeof ask> | null = afterSeq < headSeq ? ask(afterSeq) : null;
   try {
@@ -62,6 +80,14 @@ async function* pagesOf(market: MarketStore, agentId: string, afterSeq: number, 
     void next?.entries.catch(() => undefined); // asked for and no longer wanted
   }
 }
+
+/** The agent's records, each with its observation, seq in (afterSeq, headSeq]. */
+const chainPages = (market: MarketStore, agentId: string, afterSeq: number, headSeq: number) =>
+  pagesOf((after, size) => market.chainInputs(agentId, after, size), afterSeq, headSeq);
+
+/** The agent's observed decisions, seq in (afterSeq, throughSeq] (within the observed prefix). */
+const pricedPages = (market: MarketStore, agentId: string, afterSeq: number, throughSeq: number) =>
+  pagesOf((after, size) => market.pricedDecisions(agentId, after, throughSeq, size), afterSeq, throughSeq);
 
 /** RFC 3339 instants as fixed-width UTC text (9 fractional digits), so that text order is time order. */
 export function instantKey(value: string): string {
@@ -100,7 +126,26 @@ export type DecisionBatch = {
 export async function readDecisions(market: MarketStore, agentId: string, afterSeq: number, headSeq: number): Promise<DecisionBatch> {
   const batch: DecisionBatch = { decisions: [], throughSeq: afterSeq, awaiting: null, sources: [] };
   const seen = new Set<string>();
-  for await (const records of pagesOf(market, agentId, afterSeq, headSeq)) {
+  let previous: ObservedPrice | null = null;
+  const note = (o: ObservedPrice) => {
+    if (previous !== null && o.source === previous.source && o.feed === previous.feed) return;
+    previous = o;
+    const key = `${o.source}\n${o.feed}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    batch.sources.push({ source: o.source, feed: o.feed, synthetic: o.synthetic });
+  };
+  const prefix = afterSeq < headSeq ? await market.observedPrefix(agentId, headSeq) : 0;
+  if (prefix > afterSeq) {
+    for await (const priced of pricedPages(market, agentId, afterSeq, prefix)) {
+      for (const d of priced) {
+        note(d.observation);
+        batch.decisions.push(pricedInput(d));
+      }
+    }
+    batch.throughSeq = prefix;
+  }
+  for await (const records of chainPages(market, agentId, batch.throughSeq, headSeq)) {
     for (const r of records) {
       if (r.chainSeq > headSeq) return batch;
       if (r.type === 'decision') {
@@ -109,11 +154,7 @@ export async function readDecisions(market: MarketStore, agentId: string, afterS
           batch.awaiting = { id: r.id, recordedAt: r.recordedAt };
           return batch;
         }
-        const key = `${o.source}\n${o.feed}`;
-        if (!seen.has(key)) {
-          seen.add(key);
-          batch.sources.push({ source: o.source, feed: o.feed, synthetic: o.synthetic });
-        }
+        note(o);
         batch.decisions.push(decisionInput(r, o));
       }
       batch.throughSeq = r.chainSeq;
@@ -122,12 +163,14 @@ export async function readDecisions(market: MarketStore, agentId: string, afterS
   return batch;
 }
 
+const pricedInput = (d: PricedDecision): DecisionInput => decisionOf(d.id, d.recordedAt, d.terms, d.observation);
+
 export type FillBatch = { fills: FillInput[]; throughSeq: number };
 
 /** The agent's executions with seq in (afterSeq, headSeq]. */
 export async function readFills(market: MarketStore, agentId: string, afterSeq: number, headSeq: number): Promise<FillBatch> {
   const batch: FillBatch = { fills: [], throughSeq: afterSeq };
-  for await (const records of pagesOf(market, agentId, afterSeq, headSeq)) {
+  for await (const records of chainPages(market, agentId, afterSeq, headSeq)) {
     for (const r of records) {
       if (r.chainSeq > headSeq) return batch;
       if (r.type === 'execution') batch.fills.push(fillInput(r));

@@ -1,31 +1,32 @@
-// Number handling of perf_v1. Money, quantities, values and exact ratios are decimals (decimal.js,
-// 40 significant digits, half-even); statistics (volatility, Sharpe, Sortino, beta, annualised
-// return) are IEEE doubles. Every published figure goes through one of the formatters below.
-import { Decimal } from 'decimal.js';
+// Number handling of perf_v1. Money, quantities, values and exact ratios are decimals (40
+// significant digits, half-even: exact.ts, BigInt arithmetic giving decimal.js's results with that
+// configuration to the byte); statistics (volatility, Sharpe, Sortino, beta, annualised return)
+// are IEEE doubles. Every published figure goes through one of the formatters below.
+import { Exact, ROUND_DOWN, ROUND_HALF_EVEN } from './exact.ts';
 
-export const Dec = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -100, toExpPos: 100 });
-export type Dec = InstanceType<typeof Dec>;
+export const Dec = Exact;
+export type Dec = Exact;
 
 /** Quantities derived by division are cut (rounded towards zero) to 8 decimal places. */
 export const QUANTITY_PLACES = 8;
 
 export function cutQuantity(q: Dec): Dec {
-  return q.toDecimalPlaces(QUANTITY_PLACES, Decimal.ROUND_DOWN);
+  return q.toDecimalPlaces(QUANTITY_PLACES, ROUND_DOWN);
 }
 
 /** Money as published: 2 decimal places, half-even. */
 export function money(d: Dec): string {
-  return d.toFixed(2, Decimal.ROUND_HALF_EVEN);
+  return d.toFixed(2, ROUND_HALF_EVEN);
 }
 
 /** Returns, volatility and drawdowns as published: 6 decimal places, half-even. */
 export function ratio(d: Dec): string {
-  return d.toFixed(6, Decimal.ROUND_HALF_EVEN);
+  return d.toFixed(6, ROUND_HALF_EVEN);
 }
 
 /** A double published with `places` decimals: its shortest round-trip text, rounded half-even. */
 export function fromDouble(x: number, places: number): string {
-  return new Dec(String(x)).toFixed(places, Decimal.ROUND_HALF_EVEN);
+  return new Dec(String(x)).toFixed(places, ROUND_HALF_EVEN);
 }
 
 /** Plain decimal text (no exponent, no trailing zeros) for quantities and cash. */

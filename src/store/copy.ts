@@ -37,6 +37,7 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'log_anchor_state', seeded: true },
   { name: 'price_observations' },
   { name: 'price_counts', derived: true },
+  { name: 'priced_decisions', derived: true },
   { name: 'price_scan' },
   { name: 'market_closes' },
   { name: 'performance_reports' },

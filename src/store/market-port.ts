@@ -65,6 +65,22 @@ export type ChainInput = {
   observation: ObservedPrice | null;
 };
 
+/**
+ * What the accounting reads of a decision's content document: each term as text, or null when it
+ * is absent or not a JSON string (symbol falls back to the record's symbol column, then "").
+ */
+export type DecisionTerms = {
+  symbol: string;
+  action: string | null;
+  targetAllocationPct: string | null;
+  quantity: string | null;
+  notional: string | null;
+  timeHorizon: string | null;
+};
+
+/** An observed decision as the priced_decisions projection keeps it: its terms and its observation. */
+export type PricedDecision = { chainSeq: number; id: string; recordedAt: string; terms: DecisionTerms; observation: ObservedPrice };
+
 /** What the accounting reads of an observation. */
 export type ObservedPrice = { source: PriceSource; feed: string | null; synthetic: boolean } & (
   | { status: 'priced'; price: string }
@@ -104,6 +120,17 @@ export interface MarketStore {
    * one narrow read (no hashes, no signature) where listChain and observationsOf make two wide ones.
    */
   chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]>;
+  /**
+   * The highest seq <= headSeq up to which every decision of the agent has its observation, by the
+   * pricing job's scan cursor (0 when no scan has run): the part of the chain pricedDecisions serves.
+   */
+  observedPrefix(agentId: string, headSeq: number): Promise<number>;
+  /**
+   * The agent's observed decisions with seq in (afterSeq, throughSeq], in chain order, at most
+   * `limit`: one narrow read of the priced_decisions projection, no content to parse. Within
+   * observedPrefix these are all of the agent's decisions there; executions are not in it.
+   */
+  pricedDecisions(agentId: string, afterSeq: number, throughSeq: number, limit: number): Promise<PricedDecision[]>;
   /** How many of the agent's records with seq <= throughSeq have an observation (names an export's content). */
   countObservations(agentId: string, throughSeq: number): Promise<number>;
   /** The pricing job's hold, or null while another process holds it. */

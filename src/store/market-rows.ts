@@ -1,5 +1,5 @@
 // Rows of the market tables <-> the market sub-port's types, shared by both adapters.
-import type { ChainInput, PendingPrice, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
+import type { ChainInput, PendingPrice, PricedDecision, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
 import type { Row } from './rows.ts';
 
 export const OBSERVATION_COLUMNS = [
@@ -59,6 +59,45 @@ export function chainInputFromArray(a: unknown[]): ChainInput {
   if (a[6] === 'priced') observation = { status: 'priced', price: String(a[7]), source: String(a[9]) as PriceSource, feed: strOrNull(a[10]), synthetic: Boolean(a[11]) };
   else if (a[6] !== null && a[6] !== undefined) observation = { status: 'unpriced', reason: String(a[8]), source: String(a[9]) as PriceSource, feed: strOrNull(a[10]), synthetic: Boolean(a[11]) };
   return { chainSeq: Number(a[0]), id: String(a[1]), type: String(a[2]), recordedAt: String(a[3]), symbol: strOrNull(a[4]), content: String(a[5]), observation };
+}
+
+/**
+ * One query: the agent's first seq at or after the pricing scan's cursor (no row before the first
+ * scan). `+ 0` keeps the planners on (agent_id, sort_key): the tail after the cursor is short.
+ */
+export function observedPrefixSql(p: (i: number) => string): string {
+  return `SELECT (SELECT min(r.chain_seq + 0) FROM records r WHERE r.agent_id = ${p(1)} AND r.sort_key >= s.sort_key) AS first_after
+    FROM price_scan s WHERE s.id = 1`;
+}
+
+/** observedPrefix from that query's row: every decision with sort_key below the cursor is observed. */
+export function observedPrefixOf(row: Row | undefined, headSeq: number): number {
+  if (row === undefined) return 0;
+  if (row.first_after === null) return headSeq;
+  return Math.max(0, Math.min(headSeq, Number(row.first_after) - 1));
+}
+
+/** priced_decisions columns in pricedDecisionFromArray's order. */
+export const PRICED_DECISION_COLUMNS = 'chain_seq, record_id, recorded_at, symbol, action, target_allocation_pct, quantity, notional, time_horizon, status, price, reason, source, feed, synthetic';
+
+export function pricedDecisionsSql(p: (i: number) => string): string {
+  return `SELECT ${PRICED_DECISION_COLUMNS}
+    FROM priced_decisions WHERE agent_id = ${p(1)} AND chain_seq > ${p(2)} AND chain_seq <= ${p(3)} ORDER BY chain_seq LIMIT ${p(4)}`;
+}
+
+export function pricedDecisionFromArray(a: unknown[]): PricedDecision {
+  const source = String(a[12]) as PriceSource;
+  const feed = strOrNull(a[13]);
+  const synthetic = Boolean(a[14]);
+  return {
+    chainSeq: Number(a[0]),
+    id: String(a[1]),
+    recordedAt: String(a[2]),
+    terms: { symbol: String(a[3]), action: strOrNull(a[4]), targetAllocationPct: strOrNull(a[5]), quantity: strOrNull(a[6]), notional: strOrNull(a[7]), timeHorizon: strOrNull(a[8]) },
+    observation: a[9] === 'priced'
+      ? { status: 'priced', price: String(a[10]), source, feed, synthetic }
+      : { status: 'unpriced', reason: String(a[11]), source, feed, synthetic },
+  };
 }
 
 export function pendingFromRow(r: Row): PendingPrice {

@@ -42,16 +42,20 @@ export function counting(market: MarketStore): MarketStore & { calls: Record<str
   }) as MarketStore & { calls: Record<string, number> };
 }
 
-/** The store's market sub-port with no stored report: a computation through it starts from scratch (and saves nothing). */
-export function forgetting(market: MarketStore): MarketStore {
+/** The store's market sub-port with some of its methods replaced (the rest bound to it). */
+export function overriding(market: MarketStore, replaced: Partial<MarketStore>): MarketStore {
   return new Proxy(market, {
     get: (target, key) => {
-      if (key === 'report') return async () => null;
-      if (key === 'saveReport') return async () => undefined;
+      if (Object.hasOwn(replaced, key)) return replaced[key as keyof MarketStore];
       const value = Reflect.get(target, key, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
+}
+
+/** The store's market sub-port with no stored report: a computation through it starts from scratch (and saves nothing). */
+export function forgetting(market: MarketStore): MarketStore {
+  return overriding(market, { report: async () => null, saveReport: async () => undefined });
 }
 
 export type PerformanceApp = { ledger: LedgerApp; store: LedgerStore; market: MarketStore; provider: MarketData; clock: HeldClock; performance: PerformanceService };

@@ -74,15 +74,20 @@ export function ndjson(body: string): Record<string, unknown>[] {
 }
 
 /**
- * Chains an `execution` record through the store's append path (broker sync will write these; it
- * does not exist yet). Its content uses the canon_v1 envelope with illustrative members.
+ * Chains a record of `type` with these content members (canon_v1 envelope added) through the
+ * store's append path, past the API's checks: what broker sync, or an older writer, may have stored.
  */
-export async function appendExecution(t: TestApp, agent: { handle: string; agentId: string }, symbol: string): Promise<string> {
-  const content = canonicalJson({ canon: 'canon_v1', type: 'execution', agent: agent.handle, symbol, side: 'buy', quantity: '1', price: '100.5' });
+export async function appendRecord(t: TestApp, agent: { handle: string; agentId: string }, type: 'decision' | 'execution', members: { symbol: string } & Record<string, JsonValue>): Promise<string> {
+  const content = canonicalJson({ canon: 'canon_v1', type, agent: agent.handle, ...members });
   const [outcome] = await appendRecords(t.store, [{
-    agentId: agent.agentId, agentHandle: agent.handle, type: 'execution', symbol, content, contentHash: sha256Hex(content),
+    agentId: agent.agentId, agentHandle: agent.handle, type, symbol: members.symbol, content, contentHash: sha256Hex(content),
     signature: null, linkToken: null, idempotency: null,
   }], systemClock);
-  if (outcome?.kind !== 'recorded') throw new Error(`execution not recorded: ${outcome?.kind}`);
+  if (outcome?.kind !== 'recorded') throw new Error(`${type} not recorded: ${outcome?.kind}`);
   return outcome.record.id;
+}
+
+/** An `execution` record with illustrative members, chained through the store's append path. */
+export async function appendExecution(t: TestApp, agent: { handle: string; agentId: string }, symbol: string): Promise<string> {
+  return appendRecord(t, agent, 'execution', { symbol, side: 'buy', quantity: '1', price: '100.5' });
 }

@@ -2,28 +2,13 @@
 // newest record, so nobody with SQL access can hide the end of a chain by moving its head back.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
-import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { PostgresStore } from '../../src/store/postgres/store.ts';
-import { forEachStore } from '../support/stores.ts';
+import { forEachStore, runSql } from '../support/stores.ts';
 import { idempotencyKey, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies, validDecision } from '../api/record-helpers.ts';
 
-/** Runs one statement on the store's own database, outside the service. */
-async function sql(store: LedgerStore, statement: string, params: unknown[]): Promise<void> {
-  if (store instanceof SqliteStore) {
-    store.db.prepare(statement.replace(/\$\d/g, '?')).run(...params);
-    return;
-  }
-  const client: pg.PoolClient = await (store as PostgresStore).pool.connect();
-  try {
-    await client.query(statement, params);
-  } finally {
-    client.release();
-  }
-}
+const sql = runSql;
 
 await forEachStore('the chain head guard', (kind) => {
   let store: LedgerStore;

@@ -3,30 +3,16 @@
 // (replaceable), and the pricing job's hold.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
 import { marketStoreOf } from '../../src/store/market.ts';
 import type { MarketStore, PendingPrice, PriceObservation } from '../../src/store/market-port.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { PostgresStore } from '../../src/store/postgres/store.ts';
-import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { forEachStore } from '../support/stores.ts';
+import { forEachStore, runSql } from '../support/stores.ts';
 import { testApp, type TestApp } from '../support/app.ts';
 import { appendExecution, postMany } from '../public/helpers.ts';
 
-/** Runs one statement on the store's own database, outside the service. */
-async function sql(store: LedgerStore, statement: string, params: unknown[] = []): Promise<unknown[]> {
-  if (store instanceof SqliteStore) {
-    const s = store.db.prepare(statement.replace(/\$\d+/g, '?'));
-    return s.reader ? s.all(...params) : (s.run(...params), []);
-  }
-  const client: pg.PoolClient = await (store as PostgresStore).pool.connect();
-  try {
-    return (await client.query(statement, params)).rows;
-  } finally {
-    client.release();
-  }
-}
+const sql = runSql;
 
 const OBSERVED_AT = '2026-01-05T15:00:01.000Z';
 

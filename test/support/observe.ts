@@ -1,5 +1,7 @@
 // What the pricing job does after a decision is recorded, done directly by a test: the price of
-// each decision's symbol at its recorded_at, from `provider`, saved as its observation (rule 6).
+// each decision's symbol at its recorded_at, from `provider`, saved as its observation (rule 6);
+// then, as the job's next tick does, its scan cursor moved past what is now observed (so reports
+// read the observed prefix from the priced_decisions projection, the rest record by record).
 import type { MarketData } from '../../src/market/port.ts';
 import type { MarketStore, PriceObservation } from '../../src/store/market-port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
@@ -21,5 +23,6 @@ export async function observeDecisions(store: LedgerStore, market: MarketStore, 
     }
   }
   await market.saveObservations(rows);
+  await market.pendingPrices(provider.source as 'alpaca' | 'synthetic', 1);
   return rows.length;
 }

@@ -2,9 +2,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe } from 'node:test';
+import { after, before, describe } from 'node:test';
+import pg from 'pg';
+import { marketStoreOf } from '../../src/store/market.ts';
+import type { MarketStore } from '../../src/store/market-port.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
+import type { PostgresStore } from '../../src/store/postgres/store.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { testApp, type TestApp } from './app.ts';
 import { dropPostgresSchema, freshPostgresUrl, skipUnless } from './services.ts';
 
 export type StoreKind = {
@@ -52,4 +58,37 @@ export async function forEachStore(title: string, suite: (kind: StoreKind) => vo
     const skip = kind.name === 'postgres' ? pgSkip : false;
     describe(`${title} [${kind.name}]`, { skip }, () => suite(kind));
   }
+}
+
+/** Runs one statement on the store's own database, outside the service ($1... placeholders on both). */
+export async function runSql(store: LedgerStore, statement: string, params: unknown[] = []): Promise<unknown[]> {
+  if (store instanceof SqliteStore) {
+    const s = store.db.prepare(statement.replace(/\$\d+/g, '?'));
+    return s.reader ? s.all(...params) : (s.run(...params), []);
+  }
+  const client: pg.PoolClient = await (store as PostgresStore).pool.connect();
+  try {
+    return (await client.query(statement, params)).rows;
+  } finally {
+    client.release();
+  }
+}
+
+export type MarketFixture = { store: LedgerStore; market: MarketStore; t: TestApp };
+
+/** A fresh, migrated store of `kind`, its market sub-port and a test app on it: made before the suite's tests, closed after. */
+export function marketFixture(kind: StoreKind): MarketFixture {
+  const f = {} as MarketFixture;
+  before(async () => {
+    f.store = openStore(await kind.freshUrl());
+    await f.store.migrate();
+    f.market = marketStoreOf(f.store);
+    f.t = await testApp(f.store);
+  });
+  after(async () => {
+    await f.t.close();
+    await f.store.close();
+    await kind.cleanup();
+  });
+  return f;
 }

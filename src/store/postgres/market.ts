@@ -2,9 +2,10 @@
 // pricing job's hold is a session advisory lock on a connection of its own: one API node prices
 // at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
-import type { ChainInput, MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type { ChainInput, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  chainInputFromArray, chainInputSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, pendingFromRow, pendingSql, reportFromRow,
+  chainInputFromArray, chainInputSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
+  observedPrefixSql, pendingFromRow, pendingSql, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
 import { takeSessionLock } from './session-lock.ts';
@@ -72,6 +73,16 @@ export class PostgresMarketStore implements MarketStore {
   async chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]> {
     const { rows } = await this.store.pool.query({ text: chainInputSql(p), values: [agentId, afterSeq, limit], rowMode: 'array' });
     return (rows as unknown[][]).map(chainInputFromArray);
+  }
+
+  async observedPrefix(agentId: string, headSeq: number): Promise<number> {
+    const [row] = await this.q(observedPrefixSql(p), [agentId]);
+    return observedPrefixOf(row, headSeq);
+  }
+
+  async pricedDecisions(agentId: string, afterSeq: number, throughSeq: number, limit: number): Promise<PricedDecision[]> {
+    const { rows } = await this.store.pool.query({ text: pricedDecisionsSql(p), values: [agentId, afterSeq, throughSeq, limit], rowMode: 'array' });
+    return (rows as unknown[][]).map(pricedDecisionFromArray);
   }
 
   async countObservations(agentId: string, throughSeq: number): Promise<number> {

@@ -358,4 +358,57 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (message_id, attempt)
   );
   `,
+  // Priced decisions (issue 14): each observed decision's terms beside its observation, one narrow
+  // row in chain order, so a performance report from scratch reads one table and parses no content.
+  // A projection of records and observations: filled by trigger with each observation, backfilled
+  // here, append-only like both. A term is text, or null when absent or not a JSON string.
+  `
+  CREATE TABLE priced_decisions (
+    agent_id TEXT NOT NULL,
+    chain_seq BIGINT NOT NULL,
+    record_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    action TEXT,
+    target_allocation_pct TEXT,
+    quantity TEXT,
+    notional TEXT,
+    time_horizon TEXT,
+    status TEXT NOT NULL,
+    price TEXT,
+    reason TEXT,
+    source TEXT NOT NULL,
+    feed TEXT,
+    synthetic BOOLEAN NOT NULL,
+    PRIMARY KEY (agent_id, chain_seq)
+  );
+  CREATE FUNCTION priced_decisions_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'priced_decisions_are_append_only'; END $$;
+  CREATE TRIGGER priced_decisions_no_change BEFORE UPDATE OR DELETE ON priced_decisions
+    FOR EACH ROW EXECUTE FUNCTION priced_decisions_are_append_only();
+  CREATE TRIGGER priced_decisions_no_truncate BEFORE TRUNCATE ON priced_decisions
+    FOR EACH STATEMENT EXECUTE FUNCTION priced_decisions_are_append_only();
+  CREATE FUNCTION price_observations_project() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    ${pricedDecisionsFrom('inserted')};
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER price_observations_project AFTER INSERT ON price_observations
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION price_observations_project();
+  ${pricedDecisionsFrom('price_observations')};
+  `,
 ];
+
+/** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */
+function pricedDecisionsFrom(observations: string): string {
+  const terms = ['symbol', 'action', 'target_allocation_pct', 'quantity', 'notional', 'time_horizon'];
+  const term = (name: string) => `CASE json_typeof(c.${name}) WHEN 'string' THEN c.${name} #>> '{}' END`;
+  return `INSERT INTO priced_decisions (agent_id, chain_seq, record_id, recorded_at, symbol, action, target_allocation_pct, quantity,
+      notional, time_horizon, status, price, reason, source, feed, synthetic)
+    SELECT r.agent_id, r.chain_seq, r.id, r.recorded_at, COALESCE(${term('symbol')}, r.symbol, ''), ${term('action')},
+      ${term('target_allocation_pct')}, ${term('quantity')}, ${term('notional')}, ${term('time_horizon')},
+      o.status, o.price, o.reason, o.source, o.feed, o.synthetic
+    FROM ${observations} o JOIN records r ON r.id = o.record_id
+      CROSS JOIN LATERAL json_to_record(r.content::json) AS c(${terms.map((t) => `${t} json`).join(', ')})
+    WHERE r.type = 'decision'`;
+}

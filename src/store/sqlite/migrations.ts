@@ -361,4 +361,50 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (message_id, attempt)
   );
   `,
+  // Priced decisions (issue 14): each observed decision's terms beside its observation, one narrow
+  // row in chain order, so a performance report from scratch reads one table and parses no content.
+  // A projection of records and observations: filled by trigger with each observation, backfilled
+  // here, append-only like both. A term is text, or null when absent or not a JSON string.
+  `
+  CREATE TABLE priced_decisions (
+    agent_id TEXT NOT NULL,
+    chain_seq INTEGER NOT NULL,
+    record_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    action TEXT,
+    target_allocation_pct TEXT,
+    quantity TEXT,
+    notional TEXT,
+    time_horizon TEXT,
+    status TEXT NOT NULL,
+    price TEXT,
+    reason TEXT,
+    source TEXT NOT NULL,
+    feed TEXT,
+    synthetic INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, chain_seq)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER priced_decisions_no_update BEFORE UPDATE ON priced_decisions
+    BEGIN SELECT RAISE(ABORT, 'priced_decisions_are_append_only'); END;
+  CREATE TRIGGER priced_decisions_no_delete BEFORE DELETE ON priced_decisions
+    BEGIN SELECT RAISE(ABORT, 'priced_decisions_are_append_only'); END;
+  CREATE TRIGGER price_observations_project AFTER INSERT ON price_observations
+  BEGIN
+    ${pricedDecisionsFrom('o.record_id = NEW.record_id')};
+  END;
+  ${pricedDecisionsFrom('1 = 1')};
+  `,
 ];
+
+/** The priced_decisions rows of the observations matching `where` (o: price_observations). */
+function pricedDecisionsFrom(where: string): string {
+  const term = (name: string) => `CASE json_type(r.content, '$.${name}') WHEN 'text' THEN json_extract(r.content, '$.${name}') END`;
+  return `INSERT INTO priced_decisions (agent_id, chain_seq, record_id, recorded_at, symbol, action, target_allocation_pct, quantity,
+      notional, time_horizon, status, price, reason, source, feed, synthetic)
+    SELECT r.agent_id, r.chain_seq, r.id, r.recorded_at, COALESCE(${term('symbol')}, r.symbol, ''), ${term('action')},
+      ${term('target_allocation_pct')}, ${term('quantity')}, ${term('notional')}, ${term('time_horizon')},
+      o.status, o.price, o.reason, o.source, o.feed, o.synthetic
+    FROM price_observations o JOIN records r ON r.id = o.record_id
+    WHERE ${where} AND r.type = 'decision'`;
+}
