@@ -506,9 +506,12 @@ function normalDigits(x: Exact): string {
 
 /** |x| as plain text: no exponent, no trailing zeros. */
 function plainText(x: Exact): string {
-  const s = normalDigits(x);
-  const e = normalE;
-  if (e >= 0) return e === 0 || x.c === 0n ? s : s + '0'.repeat(e);
+  return plain(normalDigits(x), normalE);
+}
+
+/** Digits s (no trailing zeros; "0" for zero) times 10^e, written without an exponent. */
+function plain(s: string, e: number): string {
+  if (e >= 0) return e === 0 ? s : s + '0'.repeat(e);
   const point = s.length + e;
   return point > 0 ? s.slice(0, point) + '.' + s.slice(point) : '0.' + '0'.repeat(-point) + s;
 }
@@ -517,7 +520,7 @@ function plainText(x: Exact): string {
 function text(x: Exact): string {
   const s = normalDigits(x);
   const top = normalE + s.length - 1;
-  if (top > -100 && top < 100) return plainText(x);
+  if (top > -100 && top < 100) return plain(s, normalE);
   return s.charAt(0) + (s.length > 1 ? '.' + s.slice(1) : '') + (top < 0 ? 'e' : 'e+') + top;
 }
 

@@ -4,11 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
-import { forEachStore, runSql } from '../support/stores.ts';
+import { forEachStore, runSql as sql } from '../support/stores.ts';
 import { idempotencyKey, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies, validDecision } from '../api/record-helpers.ts';
-
-const sql = runSql;
 
 await forEachStore('the chain head guard', (kind) => {
   let store: LedgerStore;

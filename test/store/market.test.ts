@@ -8,11 +8,9 @@ import type { MarketStore, PendingPrice, PriceObservation } from '../../src/stor
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { PostgresStore } from '../../src/store/postgres/store.ts';
-import { forEachStore, runSql } from '../support/stores.ts';
+import { forEachStore, runSql as sql } from '../support/stores.ts';
 import { testApp, type TestApp } from '../support/app.ts';
 import { appendExecution, postMany } from '../public/helpers.ts';
-
-const sql = runSql;
 
 const OBSERVED_AT = '2026-01-05T15:00:01.000Z';
 

@@ -25,7 +25,6 @@ const DECISIONS = [
   { symbol: 'KO', action: 'INCREASE', target_allocation_pct: '12.5' },
 ];
 
-
 await forEachStore('priced decisions', (kind) => {
   const f = marketFixture(kind);
 

@@ -14,6 +14,8 @@ import type { PostgresStore } from './store.ts';
 export const pricingLockKey = (schema: string) => `ledger-pricing:${schema}`;
 
 const p = (i: number) => `$${i}`;
+const OBSERVED_PREFIX_SQL = observedPrefixSql(p);
+const PRICED_DECISIONS_SQL = pricedDecisionsSql(p);
 
 /** Observations per INSERT: well under PostgreSQL's 65,535 bound parameters. */
 const INSERT_CHUNK = 500;
@@ -76,12 +78,12 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async observedPrefix(agentId: string, headSeq: number): Promise<number> {
-    const [row] = await this.q(observedPrefixSql(p), [agentId]);
+    const [row] = await this.q(OBSERVED_PREFIX_SQL, [agentId]);
     return observedPrefixOf(row, headSeq);
   }
 
   async pricedDecisions(agentId: string, afterSeq: number, throughSeq: number, limit: number): Promise<PricedDecision[]> {
-    const { rows } = await this.store.pool.query({ text: pricedDecisionsSql(p), values: [agentId, afterSeq, throughSeq, limit], rowMode: 'array' });
+    const { rows } = await this.store.pool.query({ text: PRICED_DECISIONS_SQL, values: [agentId, afterSeq, throughSeq, limit], rowMode: 'array' });
     return (rows as unknown[][]).map(pricedDecisionFromArray);
   }
 

@@ -13,6 +13,7 @@ import type { SqliteStore } from './store.ts';
 const heldPricing = new Set<unknown>();
 
 const q = () => '?';
+const OBSERVED_PREFIX_SQL = observedPrefixSql(q);
 
 export class SqliteMarketStore implements MarketStore {
   private chainRead: SqliteStatement | null = null;
@@ -77,7 +78,7 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async observedPrefix(agentId: string, headSeq: number): Promise<number> {
-    const [row] = this.rows(observedPrefixSql(q), agentId);
+    const [row] = this.rows(OBSERVED_PREFIX_SQL, agentId);
     return observedPrefixOf(row, headSeq);
   }
 
