@@ -5,12 +5,13 @@ import pg from 'pg';
 import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../anchor-port.ts';
 import { ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
 import type { Row } from '../rows.ts';
+import type { LedgerPool } from './pool.ts';
 import { takeSessionLock } from './session-lock.ts';
 
 export const anchorJobLockKey = (schema: string) => `ledger-anchor-job:${schema}`;
 
 export class PostgresAnchorStore implements AnchorStore {
-  constructor(private readonly pool: pg.Pool, private readonly connection: { connectionString: string; schema: string }) {}
+  constructor(private readonly pool: LedgerPool, private readonly connection: { connectionString: string; schema: string }) {}
 
   private async all(sql: string, params: unknown[] = []): Promise<StoredAnchor[]> {
     return ((await this.pool.query(sql, params)).rows as Row[]).map(anchorFromRow);

@@ -11,6 +11,7 @@ import {
   snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
+import { rethrow } from './pool.ts';
 import type { PostgresStore } from './store.ts';
 
 export const syncLockKey = (schema: string, connectionId: string) => `ledger-broker-sync:${schema}:${connectionId}`;
@@ -150,7 +151,7 @@ export class PostgresBrokerStore implements BrokerStore {
       }
     } catch (err) {
       client.release(err as Error);
-      throw err;
+      rethrow(err);
     }
     let released = false;
     return {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { StoredRecord } from '../../domain/types.ts';
 import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
+import type { LedgerPool } from './pool.ts';
 import { takeSessionLock } from './session-lock.ts';
 
 /** The session advisory lock the integrator holds (hashed with hashtext). */
@@ -19,7 +20,7 @@ const checkpointFromRow = (r: Row): StoredCheckpoint => ({
 
 export class PostgresLogStore implements LogStore {
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: LedgerPool,
     private readonly connection: { connectionString: string; schema: string },
   ) {}
 

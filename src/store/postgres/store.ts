@@ -11,7 +11,7 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -23,6 +23,7 @@ import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
 import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { PostgresLogStore } from './log.ts';
+import { LedgerPool } from './pool.ts';
 import { PostgresAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
 import type { LogStore } from '../log-port.ts';
@@ -42,32 +43,6 @@ export type PostgresOptions = {
  */
 export type PostgresTimeouts = { connectMs: number; queryMs: number; statementMs: number; idleInTransactionMs: number; appendLockMs: number };
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, queryMs: 30_000, statementMs: 25_000, idleInTransactionMs: 10_000, appendLockMs: 5_000 };
-
-/** Errors that mean "the database cannot answer now", not "this request is wrong". */
-const UNAVAILABLE_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53100', '53300', '55P03', '57014', '25P03']);
-const UNAVAILABLE_MESSAGE = /Connection terminated|connection timeout|timeout exceeded|Query read timeout|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Client has encountered a connection error/i;
-
-function unavailable(err: unknown): StoreUnavailable | null {
-  if (err instanceof StoreUnavailable) return err;
-  const e = err as { code?: string; message?: string };
-  if ((e.code && (UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_NETWORK.has(e.code))) || UNAVAILABLE_MESSAGE.test(e.message ?? '')) {
-    return new StoreUnavailable(`the database is not answering: ${e.message ?? String(err)}`, { cause: err });
-  }
-  return null;
-}
-
-/** The connection itself failed (no SQLSTATE: the server said nothing): it cannot be trusted with another statement. */
-function connectionLost(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  const answeredByServer = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !UNAVAILABLE_NETWORK.has(code);
-  return !answeredByServer && unavailable(err) !== null;
-}
-
-/** Rethrows `err` as StoreUnavailable when it means the database cannot answer. */
-function rethrow(err: unknown): never {
-  throw unavailable(err) ?? err;
-}
 
 /**
  * The URL parameters that set a bound (milliseconds; `connect_timeout` in seconds, as in libpq),
@@ -105,7 +80,7 @@ export const appendLockKey = (schema: string) => `ledger-append:${schema}`;
 export class PostgresStore implements LedgerStore {
   /** One batch at a time: batches serialise on the append lock anyway (appendLockKey). */
   readonly maxBatchesInFlight = 1;
-  readonly pool: pg.Pool;
+  readonly pool: LedgerPool;
   readonly schema: string;
   private readonly timeouts: PostgresTimeouts;
   readonly log: LogStore;
@@ -115,7 +90,7 @@ export class PostgresStore implements LedgerStore {
     this.schema = options.schema ?? 'public';
     if (!SCHEMA_NAME.test(this.schema)) throw new Error(`invalid PostgreSQL schema name: ${this.schema}`);
     this.timeouts = { ...DEFAULT_POSTGRES_TIMEOUTS, ...options.timeouts };
-    this.pool = new pg.Pool({
+    this.pool = new LedgerPool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: this.timeouts.connectMs,
@@ -126,7 +101,7 @@ export class PostgresStore implements LedgerStore {
     });
     // A client that loses its connection emits 'error': idle ones through the pool, checked-out
     // ones on themselves. Unheard, either crashes the process; the query in flight fails anyway
-    // (its request answers 500) and inTransaction drops the broken client from the pool.
+    // (its request answers 503, pool.ts) and a transaction drops the broken client from the pool.
     this.pool.on('error', () => undefined);
     this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.log = new PostgresLogStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
@@ -134,28 +109,7 @@ export class PostgresStore implements LedgerStore {
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.pool.query(sql, params).catch(rethrow)).rows as Row[];
-  }
-
-  /** `begin` may add statements to BEGIN's round trip (a simple query: no parameters). */
-  private async inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
-    const client = await this.pool.connect().catch(rethrow);
-    let broken: Error | undefined;
-    try {
-      await client.query(begin);
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      // A connection that is gone or silent is destroyed, not rolled back: a ROLLBACK on it would
-      // wait a whole query timeout more, and the server aborts the transaction when it closes.
-      // A client that cannot even roll back has lost its connection too: never reuse it.
-      if (connectionLost(err)) broken = err as Error;
-      else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-      rethrow(err);
-    } finally {
-      client.release(broken);
-    }
+    return (await this.pool.query(sql, params)).rows as Row[];
   }
 
   async migrate(): Promise<void> {
@@ -195,7 +149,7 @@ export class PostgresStore implements LedgerStore {
   }
 
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {
-    await this.inTransaction(async (c) => {
+    await this.pool.transaction(async (c) => {
       await c.query('INSERT INTO agents (id, handle, display_name, status, demo, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
         [agent.id, agent.handle, agent.displayName, agent.status, agent.demo, agent.createdAt]);
       await c.query('INSERT INTO chain_heads (agent_id, seq, hash, recorded_at) VALUES ($1, 0, $2, NULL)', [agent.id, GENESIS_PREV_HASH]);
@@ -262,7 +216,7 @@ export class PostgresStore implements LedgerStore {
   async revokeSigningKey(agentId: string, id: string, at: string): Promise<void> {
     // The chain head lock orders this against every append of the agent's records: a batch
     // holding it commits first (its records predate revoked_at), a later one sees the revoke.
-    await this.inTransaction(async (c) => {
+    await this.pool.transaction(async (c) => {
       const [head] = (await c.query('SELECT recorded_at FROM chain_heads WHERE agent_id = $1 FOR UPDATE', [agentId])).rows as Row[];
       const latest = (head?.recorded_at as string | null | undefined) ?? null;
       await c.query('UPDATE signing_keys SET revoked_at = $1 WHERE agent_id = $2 AND id = $3 AND revoked_at IS NULL',
@@ -280,7 +234,7 @@ export class PostgresStore implements LedgerStore {
   async appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T> {
     // The schema name is checked against SCHEMA_NAME, so the lock key is safe as a literal.
     const takeAppendLock = `SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`;
-    return this.inTransaction(async (c) => {
+    return this.pool.transaction(async (c) => {
       const { rows, result } = plan(await appendFacts(c, questions, takeAppendLock));
       await writeAppend(c, rows);
       return result;

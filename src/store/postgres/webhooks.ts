@@ -37,18 +37,10 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async createEndpoint(e: WebhookEndpoint): Promise<void> {
-    const client = await this.store.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await this.store.pool.transaction(async (client) => {
       await client.query(`INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS.join(', ')}) VALUES (${ENDPOINT_COLUMNS.map((_, i) => $(i + 1)).join(', ')})`, endpointParams(e));
       await client.query(INIT_CURSOR);
-      await client.query('COMMIT');
-      client.release();
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      client.release(err as Error);
-      throw err;
-    }
+    });
   }
 
   async findEndpoint(id: string): Promise<WebhookEndpoint | null> {
