@@ -18,10 +18,11 @@ import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { Agent } from '../domain/types.ts';
-import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, sendError } from './errors.ts';
+import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, MAX_PATH_SEGMENT, sendError } from './errors.ts';
 import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installStrictQueryIntegers } from './query.ts';
+import { installResponseHeaders } from './response-headers.ts';
 import { ErrorBody } from './schemas.ts';
 import type { App } from './types.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -204,6 +205,7 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
     genReqId: requestId,
     requestIdHeader: false,
     // Answered by our own hook below, in the 2.7 body with Retry-After.
@@ -219,9 +221,7 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
 
   app.setValidatorCompiler(validatorCompiler());
   app.addSchema(ErrorBody);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('request-id', request.id);
-  });
+  installResponseHeaders(app);
   installErrorHandling(app);
   installJsonBody(app);
   installStrictQueryIntegers(app);

@@ -1,9 +1,12 @@
-// Every error leaves the service as the interface's 2.7 body, with the request id. This module
-// turns ledger errors, schema failures and framework errors into that body.
+// Every error leaves the service as the interface's 2.7 body, with the request id in the body and
+// in the Request-Id header. This module turns ledger errors, schema failures and framework errors
+// (fastify's before routing, Node's HTTP parser's on the socket) into that body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailable } from '../store/port.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
 import { requestId } from '../ledger/ids.ts';
+import { EXPOSED_HEADERS, openToAnyOrigin } from './public-http.ts';
+import { markPage, markResponse } from './response-headers.ts';
 
 export class ApiError extends Error {
   constructor(readonly error: LedgerError) {
@@ -24,8 +27,10 @@ export function useErrorPages(app: FastifyInstance, pages: ErrorPages): void {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: LedgerError): FastifyReply {
   const { status, ...fields } = error;
+  // Some answers are sent where no hook runs (fastify's refusals before routing): headers here too.
+  markResponse(request, reply);
   const page = errorPages.get(request.server.server)?.(request, error) ?? null;
-  if (page !== null) return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+  if (page !== null) return markPage(reply).code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
   return reply.code(status).type('application/json; charset=utf-8').send({ error: { ...fields, request_id: request.id } });
 }
 
@@ -98,17 +103,28 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
+    // No route, so nothing but this answer to protect: a script on any origin may read it.
+    openToAnyOrigin(reply);
     return sendError(request, reply, errors.notFound(`no such endpoint: ${request.method} ${path}`));
   });
 }
 
+/** The longest path segment a route matches (fastify's maxParamLength, its default). */
+export const MAX_PATH_SEGMENT = 100;
+
 /**
- * The errors fastify meets before a route runs, answered in the 2.7 body too: a path whose
- * percent-encoding is not valid (fastify's `frameworkErrors`).
+ * The errors fastify meets before a route runs, answered in the 2.7 body too (fastify's
+ * `frameworkErrors`): a path whose percent-encoding is not valid, a path segment longer than any
+ * route takes. No route was found, so, as a 404, any origin may read the answer.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  openToAnyOrigin(reply);
   if (error.code === 'FST_ERR_BAD_URL') {
     sendError(request, reply, errors.invalidRequest('the URL path is not valid percent-encoded UTF-8', 'path'));
+    return;
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    sendError(request, reply, errors.invalidRequest(`a segment of the URL path is longer than ${MAX_PATH_SEGMENT} characters`, 'path'));
     return;
   }
   sendError(request, reply, errors.invalidRequest(error.message));
@@ -117,7 +133,8 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
 /**
  * Requests Node's HTTP parser refuses (malformed or folded headers, bare LF, conflicting
  * Content-Length, bad chunks, control bytes, oversized headers) never reach fastify: they are
- * answered here, on the socket, in the 2.7 body, and the connection is closed.
+ * answered here, on the socket, in the 2.7 body with a request id made here (in the body and the
+ * Request-Id header alike), and the connection is closed.
  */
 export function clientErrorResponse(err: { code?: string }): string {
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
@@ -125,10 +142,14 @@ export function clientErrorResponse(err: { code?: string }): string {
   const error = tooLarge
     ? { type: 'invalid_request_error', code: 'request_too_large', message: 'the request headers or URL are too large', param: 'headers' }
     : { type: 'invalid_request_error', code: 'invalid_request', message: 'the HTTP request is malformed and could not be read' };
-  const body = JSON.stringify({ error: { ...error, request_id: requestId() } });
+  const id = requestId();
+  const body = JSON.stringify({ error: { ...error, request_id: id } });
   return `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +
+    `Request-Id: ${id}\r\n` +
+    'X-Content-Type-Options: nosniff\r\n' +
     'Access-Control-Allow-Origin: *\r\n' +
+    `Access-Control-Expose-Headers: ${EXPOSED_HEADERS}\r\n` +
     'Connection: close\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }

@@ -14,7 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './types.ts';
 
 /** Headers a browser script may read from a public response. */
-const EXPOSED_HEADERS = [
+export const EXPOSED_HEADERS = [
   'ETag', 'request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Link',
 ].join(', ');
 
@@ -26,13 +26,17 @@ const COMPRESS_THRESHOLD = 1024;
 
 export async function installPublicHttp(app: App, options: { readLimitPerMinute: number }): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
-    reply.header('access-control-allow-origin', '*');
-    reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    openToAnyOrigin(reply);
   });
   app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute));
   // Order matters: the ETag is taken over the uncompressed body, before compression runs.
   await app.register(etag, { weak: true });
   await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });
+}
+
+/** Lets any origin's script read the response and its headers (no credentials): a public answer. */
+export function openToAnyOrigin(reply: FastifyReply): FastifyReply {
+  return reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', EXPOSED_HEADERS);
 }
 
 /** Answers CORS preflight for a public path (GET and HEAD only, no credentials). */

@@ -83,6 +83,13 @@ export function apiReferencePage(input: { siteUrl: string; title: string; openap
 `;
 }
 
+/**
+ * The page's Content-Security-Policy: the site's, except that Redoc draws with styles it writes
+ * into the page and searches in a worker it starts from a blob: URL. Still nothing from elsewhere,
+ * and never inside another site's frame.
+ */
+export const API_REFERENCE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
 export type Asset = { type: string; etag: string; identity: Buffer; gzip: Buffer; br: Buffer };
 
 const gzipAsync = promisify(gzip);

@@ -8,10 +8,11 @@ import etag from '@fastify/etag';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { errors } from '../../ledger/errors.ts';
-import { ApiReferenceAssets, apiReferencePage, pickEncoding } from '../../site/api-reference.ts';
+import { API_REFERENCE_CSP, ApiReferenceAssets, apiReferencePage, pickEncoding } from '../../site/api-reference.ts';
 import { DOC_NAME, readDocs, type DocFile } from '../../site/docs.ts';
 import { LlmsText, type OpenApi } from '../../site/llms.ts';
 import { sendError } from '../errors.ts';
+import { markPage } from '../response-headers.ts';
 import type { App } from '../types.ts';
 import { PUBLIC_TAG, publicSecurity } from './public/options.ts';
 
@@ -84,7 +85,7 @@ export async function llmsAndDocsRoutes(app: App, options: LlmsRouteOptions): Pr
   });
 
   app.get('/docs/api', { schema: { hide: true } }, async function getApiReference(_request, reply) {
-    return answer(reply, 'text/html; charset=utf-8', (await texts()).page);
+    return answer(markPage(reply, API_REFERENCE_CSP), 'text/html; charset=utf-8', (await texts()).page);
   });
 
   app.get('/docs/api/:asset', { schema: { hide: true } }, async function getApiReferenceAsset(request, reply) {

@@ -20,9 +20,6 @@ import { publicSecurity } from './public/options.ts';
 
 export type SiteRouteOptions = { site: Site; readLimitPerMinute: number };
 
-/** Content-Security-Policy of every page: only this origin's scripts, styles and data. */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
 /** Pages show records as they are now (new ones arrive every second); assets never change under a version. */
 const PAGE_CACHE = 'public, max-age=5';
 const ASSET_CACHE = 'public, max-age=31536000, immutable';
@@ -41,14 +38,7 @@ export async function siteRoutes(app: App, options: SiteRouteOptions): Promise<v
   const { site } = options;
   useErrorPages(app, (request, error) => site.errorHtml(request, error));
   await installPublicHttp(app, options);
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
-      reply.header('content-security-policy', CSP);
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('referrer-policy', 'strict-origin-when-cross-origin');
-    }
-    return payload;
-  });
+  // Each page's Content-Security-Policy, nosniff and Referrer-Policy: response-headers.ts, app-wide.
 
   app.get('/', hidden('siteHome', {
     querystring: Type.Object({ cursor: Type.Optional(Cursor), include_demo: Type.Optional(Type.Boolean({ default: false })) }),
