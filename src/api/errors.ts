@@ -4,6 +4,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailable } from '../store/port.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
+import { controlCharacterMessage } from '../core/decision.ts';
+import { NO_CONTROL_CHARACTERS } from './schemas.ts';
 import { requestId } from '../ledger/ids.ts';
 import { EXPOSED_HEADERS, openToAnyOrigin } from './public-http.ts';
 import { markPage, markResponse } from './response-headers.ts';
@@ -50,6 +52,7 @@ function validationMessage(e: AjvError, param: string): string {
     case 'additionalProperties': return `${param} is not a known field`;
     case 'anyOf': return `${param} must be a decimal: a JSON number or a string such as "12.5"`;
     case 'enum': return `${param} must be one of ${(e.params?.allowedValues as unknown[] | undefined)?.join(', ')}`;
+    case 'pattern': return e.params?.pattern === NO_CONTROL_CHARACTERS ? controlCharacterMessage(param) : `${param} ${e.message ?? 'is invalid'}`;
     default: return `${param} ${e.message ?? 'is invalid'}`;
   }
 }

@@ -1,9 +1,11 @@
 // What the service's log says about a request. Secrets never reach it: the Authorization and
 // Cookie headers are redacted, and so is any query parameter that carries a secret, by name or
 // by the API-key prefix (a key sent in a query string is refused, but its URL is still logged).
+// `state` is the SnapTrade portal's single-use token: whoever holds it first completes the
+// owner's pending connection, so it is a secret until used.
 import { API_KEY_PREFIX } from '../ledger/ids.ts';
 
-const SECRET_PARAMS = /^(api[_-]?key|key|token|access[_-]?token|secret|password|authorization)$/i;
+const SECRET_PARAMS = /^(api[_-]?key|key|token|access[_-]?token|secret|password|authorization|state)$/i;
 
 /** `url` with the values of secret-bearing query parameters replaced by `[redacted]`. */
 export function redactSecrets(url: string): string {

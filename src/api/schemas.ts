@@ -34,7 +34,7 @@ export const decisionFields = {
   notional: Type.Optional(Decimal('Notional amount.')),
   currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3, pattern: NO_CONTROL_CHARACTERS, default: 'USD', description: 'A three-letter currency code (no control characters).' })),
   confidence: Type.Optional(Decimal('Confidence, 0 to 1.')),
-  time_horizon: Type.Optional(Type.String({ maxLength: 120 })),
+  time_horizon: Type.Optional(Type.String({ maxLength: 120, pattern: NO_CONTROL_CHARACTERS, description: 'How long the decision is meant to hold, e.g. "5 td" or "3 months" (no control characters).' })),
   thesis: Type.Optional(Type.String({ maxLength: 8000, description: 'The reasoning.' })),
   metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Free-form; every number in it is hashed as a normalised decimal string.' })),
   occurred_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the agent decided: RFC 3339 with an offset, not in the future, at most seven days old. Information only.' })),

@@ -836,6 +836,7 @@ export interface operations {
                     currency?: string;
                     /** @description Confidence, 0 to 1. A Decimal: a JSON number or a string in JSON number grammar; hashed as its normalised decimal string. */
                     confidence?: string | number;
+                    /** @description How long the decision is meant to hold, e.g. "5 td" or "3 months" (no control characters). */
                     time_horizon?: string;
                     /** @description The reasoning. */
                     thesis?: string;
@@ -1212,6 +1213,7 @@ export interface operations {
                     currency?: string;
                     /** @description Confidence, 0 to 1. A Decimal: a JSON number or a string in JSON number grammar; hashed as its normalised decimal string. */
                     confidence?: string | number;
+                    /** @description How long the decision is meant to hold, e.g. "5 td" or "3 months" (no control characters). */
                     time_horizon?: string;
                     /** @description The reasoning. */
                     thesis?: string;
@@ -2969,6 +2971,15 @@ export interface operations {
                             tiles_url: string;
                         };
                     };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Every error has this body. */

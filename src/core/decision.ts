@@ -60,6 +60,12 @@ function codePointLength(s: string): number {
 
 const isObject = (v: JsonValue | undefined): v is Fields => isJsonObject(v);
 
+/** U+0000..U+001F and U+007F: never part of a symbol, a currency code or a time_horizon. */
+const CONTROL_CHARACTER = /[\u0000-\u001F\u007F]/;
+
+/** The refusal of a field holding a control character (the HTTP schema's pattern says the same). */
+export const controlCharacterMessage = (name: string) => `${name} cannot hold control characters (line breaks, tabs, NUL)`;
+
 /** First path in `v` holding a string or key with a lone surrogate, or null. */
 function loneSurrogatePath(v: JsonValue, path: string): string | null {
   if (typeof v === 'string') return hasLoneSurrogate(v) ? path : null;
@@ -82,12 +88,13 @@ function loneSurrogatePath(v: JsonValue, path: string): string | null {
 function checkString(
   fields: Fields,
   name: string,
-  rule: { required?: boolean; maxLength?: number; exactLength?: number; oneOf?: readonly string[] },
+  rule: { required?: boolean; maxLength?: number; exactLength?: number; oneOf?: readonly string[]; noControl?: boolean },
 ): FieldError | null {
   if (!Object.hasOwn(fields, name)) return rule.required ? { param: name, message: `${name} is required` } : null;
   const v = fields[name];
   if (typeof v !== 'string') return { param: name, message: `${name} must be a string` };
   if (rule.oneOf && !rule.oneOf.includes(v)) return { param: name, message: `${name} must be one of ${rule.oneOf.join(', ')}` };
+  if (rule.noControl && CONTROL_CHARACTER.test(v)) return { param: name, message: controlCharacterMessage(name) };
   const len = rule.maxLength !== undefined || rule.exactLength !== undefined ? codePointLength(v) : 0;
   if (rule.maxLength !== undefined && len > rule.maxLength) {
     return { param: name, message: `${name} must be at most ${rule.maxLength} characters` };
@@ -140,11 +147,11 @@ export function decisionContent(input: {
   }
 
   const stringError =
-    checkString(fields, 'symbol', { required: true, maxLength: 20 }) ??
+    checkString(fields, 'symbol', { required: true, maxLength: 20, noControl: true }) ??
     checkString(fields, 'action', { required: true, oneOf: DECISION_ACTIONS }) ??
     checkString(fields, 'asset_class', { oneOf: ASSET_CLASSES }) ??
-    checkString(fields, 'currency', { exactLength: 3 }) ??
-    checkString(fields, 'time_horizon', { maxLength: 120 }) ??
+    checkString(fields, 'currency', { exactLength: 3, noControl: true }) ??
+    checkString(fields, 'time_horizon', { maxLength: 120, noControl: true }) ??
     checkString(fields, 'thesis', { maxLength: 8000 }) ??
     checkString(fields, 'occurred_at', {});
   if (stringError) return { ok: false, error: stringError };

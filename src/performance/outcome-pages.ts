@@ -14,6 +14,7 @@ import { MAX_GAP_DAYS, type DailyCloses } from '../market/closes.ts';
 import type { MarketData } from '../market/port.ts';
 import type { ChainInput, MarketStore, PriceSource } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
+import { csvBoolean, csvDocument, csvNumber, csvText, type CsvCell } from './csv.ts';
 import { decisionInput } from './inputs.ts';
 import { Dec } from './numbers.ts';
 import { OUTCOME_HORIZONS, addToDate, directionOf, outcomeAt, parseHorizon, type Horizon, type OutcomeValue } from './outcomes.ts';
@@ -266,25 +267,21 @@ export const OUTCOME_CSV_COLUMNS = [
   'stated_horizon', 'stated_parsed', 'stated_date', 'stated_close', 'stated_return', 'stated_hit', 'stated_reason',
 ] as const;
 
-function csvField(v: string | number | boolean | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
+const cellFields = (c: OutcomeCell): CsvCell[] => [csvText(c.date), csvNumber(c.close), csvNumber(c.return), csvBoolean(c.hit), csvText(c.reason)];
 
-const cellFields = (c: OutcomeCell) => [c.date, c.close, c.return, c.hit, c.reason];
-
-/** One CSV line per row (RFC 4180, CRLF): OUTCOME_CSV_COLUMNS; a null is an empty field. */
+/**
+ * One CSV line per row (csv.ts: RFC 4180, CRLF): OUTCOME_CSV_COLUMNS; a null is an empty field.
+ * Numbers the service formats (seq, price, direction, closes, returns) are number cells; the rest,
+ * the agent's symbol and time_horizon first, are text cells, neutralised against formulas.
+ */
 export function outcomesCsv(rows: OutcomeRow[]): string {
-  const lines = [OUTCOME_CSV_COLUMNS.join(',')];
-  for (const r of rows) {
+  return csvDocument(OUTCOME_CSV_COLUMNS, rows.map((r) => {
     const parsed = r.stated.parsed === null ? null : `${r.stated.parsed.n} ${r.stated.parsed.kind}`;
-    const fields = [
-      r.record_id, r.seq, r.symbol, r.action, r.recorded_at, r.price, r.price_reason, r.direction,
+    return [
+      csvText(r.record_id), csvNumber(r.seq), csvText(r.symbol), csvText(r.action), csvText(r.recorded_at),
+      csvNumber(r.price), csvText(r.price_reason), csvNumber(r.direction),
       ...cellFields(r.outcomes['1d']), ...cellFields(r.outcomes['5d']), ...cellFields(r.outcomes['21d']),
-      r.stated.horizon, parsed, ...cellFields(r.stated.outcome),
+      csvText(r.stated.horizon), csvText(parsed), ...cellFields(r.stated.outcome),
     ];
-    lines.push(fields.map(csvField).join(','));
-  }
-  return lines.join('\r\n') + '\r\n';
+  }));
 }

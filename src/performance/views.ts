@@ -5,6 +5,7 @@
 // trading day since the first record (about 85 KB for five years), plus at most POSITIONS_SHOWN
 // positions, RECENT_NOTES notes and, for a broker, POSITIONS_SHOWN reconciled positions per connection.
 
+import { csvDocument, csvNumber, csvText } from './csv.ts';
 import { Dec } from './numbers.ts';
 import type { Caveat, Portfolio, PublishedReport } from './engine.ts';
 import type { OutcomePage } from './outcome-pages.ts';
@@ -65,11 +66,10 @@ export function performanceDocument(handle: string, r: PortfolioReport, links: L
   };
 }
 
-/** The daily series as CSV (RFC 4180, CRLF): date, value, daily_return, benchmark_value (empty when none). */
+/** The daily series as CSV (csv.ts: RFC 4180, CRLF): date, value, daily_return, benchmark_value (empty when none). */
 export function performanceCsv(r: PortfolioReport): string {
-  const rows = [CSV_COLUMNS.join(',')];
-  if (r.status === 'computed') for (const s of r.report.series) rows.push(`${s.date},${s.value},${s.daily_return},${s.benchmark_value ?? ''}`);
-  return rows.join('\r\n') + '\r\n';
+  const series = r.status === 'computed' ? r.report.series : [];
+  return csvDocument(CSV_COLUMNS, series.map((s) => [csvText(s.date), csvNumber(s.value), csvNumber(s.daily_return), csvNumber(s.benchmark_value ?? null)]));
 }
 
 type Section = { portfolio: Portfolio; report: PortfolioReport | Failed; url: string; csvUrl: string };

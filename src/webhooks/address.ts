@@ -19,14 +19,16 @@ const V6_RANGES: [string, number, string][] = [
   ['::', 128, 'unspecified'], ['::1', 128, 'loopback'], ['100::', 64, 'discard'], ['2001::', 23, 'IETF protocol assignments'],
   ['2001:db8::', 32, 'documentation'], ['fc00::', 7, 'unique local (private)'], ['fe80::', 10, 'link-local'], ['fec0::', 10, 'site-local'],
   ['ff00::', 8, 'multicast'],
+  // Local-use NAT64 (RFC 8215): translated by the operator's own gateway, to whatever it routes.
+  ['64:ff9b:1::', 48, 'local-use NAT64'],
 ];
 
 /** IPv6 prefixes that carry an IPv4 address, and where it sits: checked as that IPv4 address. */
 const V6_EMBEDDING_V4: [string, number, number][] = [
   ['::ffff:0:0', 96, 12], // IPv4-mapped
+  ['::ffff:0:0:0', 96, 12], // IPv4-translated (SIIT, RFC 2765): ::ffff:0:7f00:1 is 127.0.0.1
   ['::', 96, 12], // IPv4-compatible (deprecated)
   ['64:ff9b::', 96, 12], // NAT64
-  ['64:ff9b:1::', 48, 12], // local-use NAT64
   ['2002::', 16, 2], // 6to4
 ];
 
@@ -89,6 +91,15 @@ export const systemResolve: Resolve = (host) => new Promise((resolve, reject) =>
 
 export type AddressCheck = { ok: true; address: string; family: 4 | 6 } | { ok: false; reason: string };
 
+const PUBLIC_ONLY = 'webhooks go to public addresses only';
+
+/**
+ * Why a host name is refused, the same words whether it does not resolve or resolves to an
+ * address that is not public: naming the address (or telling the two apart) would let an agent
+ * map the names of the service's own network.
+ */
+const notPublicName = (name: string) => `${name} is not a public host (it does not resolve, or not only to public addresses): ${PUBLIC_ONLY}`;
+
 /** The host without URL brackets ([::1] -> ::1). */
 export const bareHost = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 
@@ -105,15 +116,15 @@ export async function checkHost(host: string, allowPrivate: boolean, resolve: Re
   else {
     try {
       addresses = await resolve(bare);
-    } catch (err) {
-      return { ok: false, reason: `${bare} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+    } catch {
+      addresses = [];
     }
-    if (addresses.length === 0) return { ok: false, reason: `${bare} does not resolve` };
+    if (addresses.length === 0) return { ok: false, reason: allowPrivate ? `${bare} does not resolve` : notPublicName(bare) };
   }
   if (!allowPrivate) {
     for (const a of addresses) {
       const why = nonPublicReason(a.address);
-      if (why) return { ok: false, reason: `${literal ? bare : `${bare} resolves to ${a.address}`}, a ${why} address: webhooks go to public addresses only` };
+      if (why) return { ok: false, reason: literal ? `${bare} is a ${why} address: ${PUBLIC_ONLY}` : notPublicName(bare) };
     }
   }
   const first = addresses[0]!;

@@ -32,6 +32,17 @@ await forEachStore('control characters in identifiers and filters', (kind) => {
     assertError(await postDecision(t, agent.secret, { symbol: 'AAPL', action: 'BUY' }, 'key\u0000\u0000\u0000\u0000\u0000'), 400, 'invalid_request', 'Idempotency-Key');
   });
 
+  test('a time_horizon with a TAB or CR is a 400 naming it, saying why; nothing is recorded', async () => {
+    for (const time_horizon of ['5\ttd', '5 td\r', '5 td\r\n=1+2']) {
+      const e = assertError(await postDecision(t, agent.secret, { symbol: 'AAPL', action: 'BUY', time_horizon }), 400, 'invalid_request', 'time_horizon');
+      assert.match(e.message, /^time_horizon cannot hold control characters/);
+    }
+    const e = assertError(await postDecision(t, agent.secret, { symbol: 'A\tB', action: 'BUY' }), 400, 'invalid_request', 'symbol');
+    assert.match(e.message, /^symbol cannot hold control characters/);
+    const list = (await get('/v1/decisions?limit=5')).json();
+    assert.ok(list.data.every((d: { content: { time_horizon?: string } }) => !/[\t\r]/.test(d.content.time_horizon ?? '')));
+  });
+
   test('an agent display name with control characters is a 400 naming it', async () => {
     const res = await t.app.inject({
       method: 'POST', url: '/v1/admin/agents',

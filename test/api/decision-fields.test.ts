@@ -38,6 +38,10 @@ const refusals: Refusal[] = [
   { name: 'currency a number', body: validDecision({ currency: 840 }), param: 'currency' },
   { name: 'time_horizon 121 characters', body: validDecision({ time_horizon: 'h'.repeat(121) }), param: 'time_horizon' },
   { name: 'time_horizon a number', body: validDecision({ time_horizon: 30 }), param: 'time_horizon' },
+  // control characters: never part of a horizon (nor of a symbol or a currency code)
+  ...[['TAB', '5\ttd'], ['CR', '5 td\r'], ['LF', '\n5 td'], ['NUL', '5\u0000td'], ['DEL', '5 td\u007f'], ['ESC', '\u001b[31m5 td']].map(([what, time_horizon]) => (
+    { name: `time_horizon holding ${what}`, body: validDecision({ time_horizon }), param: 'time_horizon' })),
+  { name: 'currency holding TAB', body: validDecision({ currency: 'US\t' }), param: 'currency' },
   { name: 'thesis 8001 characters', body: validDecision({ thesis: 't'.repeat(8001) }), param: 'thesis' },
   { name: 'thesis an object', body: validDecision({ thesis: { why: 'x' } }), param: 'thesis' },
   { name: 'metadata an array', body: validDecision({ metadata: [1] }), param: 'metadata' },
@@ -118,6 +122,7 @@ const acceptances: Acceptance[] = [
   ...['US_EQUITY', 'CRYPTO', 'ETF', 'PREDICTION_MARKET', 'PERPETUAL', 'OTHER'].map((asset_class) => ({ name: `asset_class ${asset_class}`, body: validDecision({ asset_class }), content: { asset_class } })),
   { name: 'currency EUR', body: validDecision({ currency: 'EUR' }), content: { currency: 'EUR' } },
   { name: 'time_horizon of 120 characters', body: validDecision({ time_horizon: 'h'.repeat(120) }), content: { time_horizon: 'h'.repeat(120) } },
+  { name: 'time_horizon with spaces, punctuation and non-ASCII, as sent', body: validDecision({ time_horizon: ' 3 months (≈63 td) ⏳ ' }), content: { time_horizon: ' 3 months (≈63 td) ⏳ ' } },
   { name: 'thesis of 8000 characters', body: validDecision({ thesis: 't'.repeat(8000) }), content: { thesis: 't'.repeat(8000) } },
   { name: 'confidence 1', body: raw('"confidence":1'), content: { confidence: '1' } },
   { name: 'confidence "1.0"', body: validDecision({ confidence: '1.0' }), content: { confidence: '1' } },

@@ -43,6 +43,8 @@ test('an API key in a query string, or a secret-named parameter, is redacted fro
 test('redactSecrets keeps what is not secret', () => {
   assert.equal(redactSecrets('/v1/ledger?limit=5&cursor=dec_01ABC'), '/v1/ledger?limit=5&cursor=dec_01ABC');
   assert.equal(redactSecrets('/v1/x?password=p&q=%E0'), '/v1/x?password=[redacted]&q=%E0');
+  assert.equal(redactSecrets('/brokers/snaptrade/callback?state=Zm9vYmFy-_x&status=SUCCESS&connection_id=c1'),
+    '/brokers/snaptrade/callback?state=[redacted]&status=SUCCESS&connection_id=c1', 'the SnapTrade state is a single-use secret');
 });
 
 test('the responses that carry a new API key secret say Cache-Control: no-store', async () => {

@@ -129,8 +129,14 @@ await forEachStore('broker connections API', (kind) => {
     const portal = await fetch(portal_url, { redirect: 'manual' });
     assert.equal(portal.status, 302);
     const back = new URL(portal.headers.get('location')!);
+    const state = back.searchParams.get('state')!;
+    assert.ok(state.length >= 20);
+    const logged = t.logs.length;
     const done = await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` });
     assert.equal(done.statusCode, 200, done.body);
+    const callbackLog = t.logs.slice(logged).join('');
+    assert.match(callbackLog, /brokers\/snaptrade\/callback\?state=\[redacted\]/, 'the callback is logged, its state is not');
+    assert.ok(!callbackLog.includes(state), 'the single-use state token is not logged');
     assert.equal(done.json().status, 'active');
     assert.equal(done.json().accounts.length, snap.scenario.accounts.length);
     assertError(await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` }), 404, 'not_found');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
+import { assertError } from '../api/record-helpers.ts';
 import { get, postMany, postSigned, registerSigner } from './helpers.ts';
 
 await forEachStore('GET /v1/transparency', (kind) => {
@@ -37,5 +38,11 @@ await forEachStore('GET /v1/transparency', (kind) => {
     assert.match(doc.guarantees.find((g: { name: string }) => g.name === 'execution_links').does_not_cover, /inferred/);
     const { note: _note, anchors_url: _url, ...anchoring } = doc.anchoring;
     assert.deepEqual(anchoring, { live: true, anchored_roots: 0, pending_roots: 0, latest_confirmed: null, latest_pending: null, calendars_unreachable_since: null });
+  });
+
+  test('an unknown query parameter is a 400 naming it, as on every public read', async () => {
+    assertError(await get(t, '/v1/transparency?page=2'), 400, 'invalid_request', 'page');
+    assertError(await get(t, '/v1/transparency?limit=5&x=%3Cscript%3E'), 400, 'invalid_request', 'limit');
+    assert.equal((await get(t, '/v1/transparency')).statusCode, 200);
   });
 });

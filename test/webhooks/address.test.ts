@@ -16,9 +16,13 @@ test('non-public addresses, IPv4 and IPv6, are named; public ones are not', () =
     ['::1', /loopback/], ['::', /unspecified/], ['fe80::1', /link-local/], ['fe80::1%eth0', /link-local/], ['fd12:3456::1', /unique local/],
     ['ff02::1', /multicast/], ['::ffff:127.0.0.1', /loopback/], ['::ffff:7f00:1', /loopback/], ['::ffff:10.0.0.1', /private/],
     ['64:ff9b::a9fe:a9fe', /link-local/], ['2002:c0a8:0101::1', /private/], ['2001:db8::1', /documentation/],
+    // IPv4 inside IPv6 in every form: translated (SIIT), compatible, NAT64 with a dotted quad, local-use NAT64.
+    ['::ffff:0:7f00:1', /loopback/], ['::ffff:0:127.0.0.1', /loopback/], ['::ffff:0:a00:1', /private/], ['0:0:0:0:0:ffff:0:0', /this-network/],
+    ['::127.0.0.1', /loopback/], ['::7f00:1', /loopback/], ['::a9fe:a9fe', /link-local/], ['64:ff9b::127.0.0.1', /loopback/],
+    ['64:ff9b:1::808:808', /local-use NAT64/], ['64:ff9b:1:ffff::1', /local-use NAT64/],
   ];
   for (const [ip, why] of refused) assert.match(nonPublicReason(ip) ?? 'public', why, ip);
-  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1']) {
+  for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:0808:0808::1', '::ffff:0:808:808', '64:ff9b::808:808']) {
     assert.equal(nonPublicReason(ip), null, ip);
   }
 });
@@ -28,12 +32,29 @@ test('a name is checked after resolution: every address, and the first one is th
   const r = resolve({ 'public.test': ['93.184.215.14'], 'mixed.test': ['93.184.215.14', '10.0.0.7'], 'inner.test': ['127.0.0.1'] });
   assert.deepEqual(await checkHost('public.test', false, r), { ok: true, address: '93.184.215.14', family: 4 });
   const mixed = await checkHost('mixed.test', false, r);
-  assert.ok(!mixed.ok && /mixed\.test resolves to 10\.0\.0\.7, a private address/.test(mixed.reason));
+  assert.ok(!mixed.ok && /^mixed\.test is not a public host .*: webhooks go to public addresses only$/.test(mixed.reason), JSON.stringify(mixed));
   assert.ok(!(await checkHost('inner.test', false, r)).ok);
   assert.deepEqual(await checkHost('inner.test', true, r), { ok: true, address: '127.0.0.1', family: 4 });
   const none = await checkHost('nowhere.test', false, r);
-  assert.ok(!none.ok && /does not resolve/.test(none.reason));
+  assert.ok(!none.ok && /^nowhere\.test is not a public host/.test(none.reason));
   assert.ok(!(await checkHost('[::1]', false, r)).ok);
+  assert.match(JSON.stringify(await checkHost('[::ffff:0:7f00:1]', false, r)), /::ffff:0:7f00:1 is a loopback address: webhooks go to public addresses only/);
+});
+
+test('a refused name is not told apart: no resolved address, no reason, the same words as a name that does not resolve', async () => {
+  const r = async (host: string) => {
+    if (host === 'gone.test') throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    return [{ address: host === 'db.internal.test' ? '10.20.30.40' : 'fd00::7', family: host === 'db.internal.test' ? 4 : 6 }];
+  };
+  const reasons = await Promise.all(['db.internal.test', 'v6.internal.test', 'gone.test'].map(async (h) => {
+    const c = await checkHost(h, false, r);
+    assert.ok(!c.ok, h);
+    return c.reason.replace(h, 'NAME');
+  }));
+  for (const reason of reasons) {
+    assert.doesNotMatch(reason, /10\.20\.30\.40|fd00|private|unique local|ENOTFOUND|resolves to/);
+    assert.equal(reason, reasons[0]);
+  }
 });
 
 test('the request goes to the address that was checked, whatever the name resolves to later (no DNS rebinding)', async () => {
@@ -49,7 +70,8 @@ test('the request goes to the address that was checked, whatever the name resolv
     assert.equal(calls, 1, 'resolved once, for the check');
     const refused = await send(`http://rebind.test:${port}/x`, '{}', {}, { timeoutMs: 2000, maxResponseBytes: 1024, allowPrivate: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
     assert.equal(refused.delivered, false);
-    assert.match(refused.error ?? '', /^refused: rebind\.test resolves to 127\.0\.0\.1, a loopback address/);
+    assert.match(refused.error ?? '', /^refused: rebind\.test is not a public host /);
+    assert.doesNotMatch(refused.error ?? '', /127\.0\.0\.1|loopback/);
   } finally {
     server.close();
   }

@@ -107,6 +107,9 @@ export const LedgerQuery = Type.Object({
   include_demo: Type.Boolean({ default: false, description: 'Include demo agents\' records (default false: hidden).' }),
 }, { additionalProperties: false });
 
+/** GET /v1/transparency takes no parameter: an unknown one is refused, as on every public read. */
+export const TransparencyQuery = Type.Object({}, { additionalProperties: false });
+
 export const ExportQuery = Type.Object({
   agent: Type.String({ pattern: HANDLE_PATTERN, description: 'The agent handle.' }),
 }, { additionalProperties: false });

@@ -6,7 +6,7 @@ import { cacheFor, notModified, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
-import { TransparencyResponse } from './schemas.ts';
+import { TransparencyQuery, TransparencyResponse } from './schemas.ts';
 
 export async function transparencyRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/transparency', {
@@ -15,7 +15,8 @@ export async function transparencyRoutes(app: App, options: PublicRouteOptions):
       security: publicSecurity,
       summary: 'Chain heads to pin and what each guarantee covers',
       tags: PUBLIC_TAG,
-      response: { 200: TransparencyResponse, ...errorResponses(429) },
+      querystring: TransparencyQuery,
+      response: { 200: TransparencyResponse, ...errorResponses(400, 429) },
     },
   }, async function getTransparency(request, reply) {
     cacheFor(reply, 'short');
