@@ -74,6 +74,22 @@ await forEachStore('Alpaca credentials', (kind) => {
     }
   });
 
+  test('a master key that cannot be used: 500, and nothing is sent to Alpaca', async () => {
+    const sim = await startAlpacaSim({ scenario: dayOfFills({ keys: [KEYS] }) });
+    const t = await brokerTestApp(store, { LEDGER_ALPACA_TRADING_URL: sim.url, LEDGER_MASTER_KEY: 'not-a-key' });
+    try {
+      const a = await t.agent();
+      const res = await connect(t, a.secret, { api_key_id: KEYS.keyId, api_secret: KEYS.secretKey });
+      const e = assertError(res, 500, 'internal_error');
+      assert.match(e.message, /master key/);
+      assert.deepEqual(sim.requests, [], 'the credentials never left the service');
+      assert.deepEqual(await brokerStoreOf(store).listConnections(a.agentId), []);
+    } finally {
+      await t.close();
+      await sim.close();
+    }
+  });
+
   test('Alpaca failing with the secret echoed (any case, encoded): the 502 and the log hold none of it', async () => {
     // 422: answered at once (a 5xx is retried, and the simulator's rate-limit headers make that a minute).
     const sim = await startAlpacaSim({ scenario: dayOfFills({ keys: [KEYS], faults: { outage: { from: 1, count: 99, status: 422 } }, quirks: { echoSecretAs: FORMS } }) });
