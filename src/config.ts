@@ -174,14 +174,23 @@ function loadAnchorConfig(env: NodeJS.ProcessEnv): AnchorConfig {
   };
 }
 
+/** A partner credential: printable ASCII without white space (it is signed and sent in query strings), never echoed. */
+function credential(env: NodeJS.ProcessEnv, name: string): string | null {
+  const value = env[name] || null;
+  if (value !== null && !/^[\x21-\x7e]{1,256}$/.test(value)) {
+    throw new ConfigError(`${name} must be at most 256 printable ASCII characters without spaces, line breaks or control characters`);
+  }
+  return value;
+}
+
 function loadBrokerConfig(env: NodeJS.ProcessEnv, databaseUrl: string): BrokerConfig {
   const sqlitePath = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : null;
   const dataDir = sqlitePath && sqlitePath !== ':memory:' && sqlitePath.includes('/') ? sqlitePath.slice(0, sqlitePath.lastIndexOf('/')) || '/' : './data';
   return {
     alpacaTradingUrl: env.LEDGER_ALPACA_TRADING_URL ? url('LEDGER_ALPACA_TRADING_URL', env.LEDGER_ALPACA_TRADING_URL, ['http:', 'https:']) : null,
     snaptradeUrl: url('LEDGER_SNAPTRADE_URL', env.LEDGER_SNAPTRADE_URL || 'https://api.snaptrade.com', ['http:', 'https:']),
-    snaptradeClientId: env.LEDGER_SNAPTRADE_CLIENT_ID || null,
-    snaptradeConsumerKey: env.LEDGER_SNAPTRADE_CONSUMER_KEY || null,
+    snaptradeClientId: credential(env, 'LEDGER_SNAPTRADE_CLIENT_ID'),
+    snaptradeConsumerKey: credential(env, 'LEDGER_SNAPTRADE_CONSUMER_KEY'),
     syncIntervalS: integer(env, 'LEDGER_SYNC_INTERVAL_S', 60, 0, 86_400 * 7),
     masterKey: env.LEDGER_MASTER_KEY || null,
     masterKeyFile: env.LEDGER_MASTER_KEY_FILE || null,

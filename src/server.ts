@@ -6,7 +6,7 @@ import { ConfigError, type Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { loadServiceLogKey, startIntegrator } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
-import { keyringLoader, SyncWorker } from './brokers/service.ts';
+import { KeyringError, keyringLoader, SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
 import { DEFAULT_SYNTHETIC_SEED, selectMarketData } from './market/select.ts';
 import { SyntheticMarketData } from './market/synthetic.ts';
@@ -45,6 +45,14 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await store.close();
     throw err;
   });
+  // The vault's keyring is checked against the database before anything listens: a wrong, malformed
+  // or missing key stops the start (one line), rather than failing the first connect or sync.
+  const keyring = keyringLoader(config.brokers, (level, message) => keyNotes.push({ level: level === 'info' ? 'info' : 'warn', message }), store);
+  await keyring().catch(async (err) => {
+    await readReplica?.close();
+    await store.close();
+    throw err instanceof KeyringError ? new ConfigError(err.message) : new Error(`cannot check the master key against the database: ${(err as Error).message}`);
+  });
   const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
   const synthetic = new SyntheticMarketData(config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED);
   const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message), {}, synthetic);
@@ -57,6 +65,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     logger: loggerOptions(config.logLevel),
     logVkey: logKey.vkey,
     readReplica,
+    keyring,
   });
   for (const note of keyNotes) ledger.app.log[note.level](note.message);
   if (config.readDatabaseUrl) ledger.app.log.info({ replica: redactUrl(config.readDatabaseUrl) }, 'public reads come from the read replica');
@@ -72,7 +81,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   pricing.start();
   ledger.app.log.info(`market data: ${market.market.description}`);
   const webhookLog = (level: 'info' | 'warn' | 'error', message: string) => ledger.app.log[level](message);
-  const webhooks = startDeliverer({ store, config: config.webhooks, keyring: keyringLoader(config.brokers, webhookLog), baseUrl: config.baseUrl, log: webhookLog });
+  const webhooks = startDeliverer({ store, config: config.webhooks, keyring, baseUrl: config.baseUrl, log: webhookLog });
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();

@@ -67,6 +67,10 @@ const bad: [Record<string, string>, RegExp][] = [
   [{ LEDGER_WRITE_LIMIT_PER_MIN: '0' }, /^LEDGER_WRITE_LIMIT_PER_MIN /],
   [{ LEDGER_WRITE_LIMIT_PER_MIN: 'ten' }, /^LEDGER_WRITE_LIMIT_PER_MIN /],
   [{ LEDGER_WRITE_LIMIT_PER_MIN: '1e3' }, /^LEDGER_WRITE_LIMIT_PER_MIN /],
+  [{ LEDGER_SNAPTRADE_CONSUMER_KEY: 'consumer key' }, /^LEDGER_SNAPTRADE_CONSUMER_KEY must be at most 256 printable ASCII characters without spaces/],
+  [{ LEDGER_SNAPTRADE_CLIENT_ID: 'CLIENT\n' }, /^LEDGER_SNAPTRADE_CLIENT_ID /],
+  [{ LEDGER_SNAPTRADE_CLIENT_ID: 'clïent' }, /^LEDGER_SNAPTRADE_CLIENT_ID /],
+  [{ LEDGER_SNAPTRADE_CONSUMER_KEY: 'k'.repeat(257) }, /^LEDGER_SNAPTRADE_CONSUMER_KEY /],
 ];
 
 for (const [env, names] of bad) {

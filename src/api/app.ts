@@ -34,6 +34,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
 import { PublicReads } from '../ledger/public/reads.ts';
 import type { BrokerConnections } from '../brokers/connections.ts';
+import type { Keyring } from '../brokers/vault.ts';
 import { brokerConnections, keyringLoader } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
@@ -80,6 +81,8 @@ export type AppDeps = {
   readReplica?: LedgerStore | null;
   /** Webhook endpoints; built from config, store and clock when omitted. */
   webhooks?: WebhookEndpoints;
+  /** The vault's master keyring (brokers/service.ts keyringLoader, checked at start by the server); loaded from config on first use when omitted. */
+  keyring?: () => Promise<Keyring>;
 };
 
 export type LedgerApp = {
@@ -169,12 +172,13 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
   });
   await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
+  const keyring = deps.keyring ?? keyringLoader(config.brokers, (level, message, fields) => app.log[level](fields ?? {}, message), store);
   const brokers = deps.brokers ?? brokerConnections({
-    store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message),
+    store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message), keyring,
   });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   const webhooks = deps.webhooks ?? webhookEndpoints({
-    store, config: config.webhooks, clock, keyring: keyringLoader(config.brokers, (level, message) => app.log[level](message)),
+    store, config: config.webhooks, clock, keyring,
   });
   await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });

@@ -84,8 +84,17 @@ export class BrokerConnections {
     return c && c.agentId === agent.id ? ok(c) : fail(errors.notFound(`no broker connection ${id}`));
   }
 
-  /** Checks the key pair by reading the account, then stores it sealed; on any failure nothing is stored. */
+  /**
+   * Checks the key pair by reading the account, then stores it sealed; on any failure nothing is
+   * stored. Nothing is sent to Alpaca before the keyring that will seal the pair is known to work.
+   */
   async connectAlpaca(agent: Agent, input: { apiKeyId: string; apiSecret: string; environment: AlpacaEnvironment }): Promise<Result<ConnectionView>> {
+    for (const [param, value] of [['api_key_id', input.apiKeyId], ['api_secret', input.apiSecret]] as const) {
+      const bad = credentialProblem(value);
+      if (bad) return fail(errors.invalidRequest(`${param} ${bad}; nothing was sent to Alpaca`, param));
+    }
+    const ring = await this.keyringOrError();
+    if (!ring.ok) return ring;
     const check = await checkAlpacaCredentials({
       credentials: { keyId: input.apiKeyId, secretKey: input.apiSecret },
       environment: input.environment,
@@ -98,11 +107,10 @@ export class BrokerConnections {
         : fail(errors.providerError(`Alpaca could not be reached or failed: ${check.message}; nothing was stored`));
     }
     const id = connectionId();
-    const ring = await this.deps.keyring();
     const now = this.now();
     const connection: BrokerConnection = {
       id, agentId: agent.id, kind: 'alpaca', environment: input.environment, status: 'active',
-      credentials: sealWith(ring, id, JSON.stringify({ api_key_id: input.apiKeyId, api_secret: input.apiSecret })),
+      credentials: sealWith(ring.value, id, JSON.stringify({ api_key_id: input.apiKeyId, api_secret: input.apiSecret })),
       accounts: [{ ref: check.account.id, name: null, currency: check.account.currency, institution: 'Alpaca' }],
       externalId: null, cursor: {}, lastSync: null, progress: null, lastError: null, pendingState: null,
       createdAt: now, updatedAt: now, disconnectedAt: null,
@@ -239,9 +247,20 @@ export class BrokerConnections {
     return s ? new SnapTradeClient({ partner: s.partner, baseUrl: s.url, ...(this.deps.endpoints.http ? { http: this.deps.endpoints.http } : {}) }) : null;
   }
 
+  /** The keyring, or a 500 saying it cannot be used (the server refuses to start in that case, so this is rare). */
+  private async keyringOrError(): Promise<Result<Keyring>> {
+    try {
+      return ok(await this.deps.keyring());
+    } catch (err) {
+      return fail(errors.internalError(`the master key cannot be used (${(err as Error).message}); nothing was sent or stored`));
+    }
+  }
+
   /** The agent's SnapTrade user, registered (once) when `register` and absent. */
   private async snapTradeUser(agent: Pick<Agent, 'id'>, client: SnapTradeClient, register: boolean): Promise<Result<SnapTradeUser>> {
-    const ring = await this.deps.keyring();
+    const keyring = await this.keyringOrError();
+    if (!keyring.ok) return keyring;
+    const ring = keyring.value;
     const stored = await this.brokers.findUser(agent.id, 'snaptrade');
     if (stored) {
       const opened = unseal(ring, snapTradeUserAad(agent.id), stored.secret.sealed);
@@ -259,6 +278,21 @@ export class BrokerConnections {
     if (saved.userId !== registered.value.userId) return this.snapTradeUser(agent, client, false); // another request registered first
     return ok(registered.value);
   }
+}
+
+/** Longest credential accepted: Alpaca's key ids are 20 characters and its secrets 40; room for other issuers. */
+export const MAX_CREDENTIAL_LENGTH = 256;
+
+/**
+ * What is wrong with a credential's characters, or null. Credentials travel in HTTP headers and
+ * signed query strings: only printable ASCII without white space is accepted, so a pasted newline,
+ * space or non-ASCII character is refused here (400) rather than failing at the broker (502).
+ */
+export function credentialProblem(value: string): string | null {
+  if (value.length === 0) return 'must not be empty';
+  if (value.length > MAX_CREDENTIAL_LENGTH) return `must be at most ${MAX_CREDENTIAL_LENGTH} characters`;
+  if (!/^[\x21-\x7e]+$/.test(value)) return 'must be printable ASCII without spaces, line breaks or control characters (check for a stray character from copying)';
+  return null;
 }
 
 function sealWith(ring: Keyring, aad: string, plaintext: string): Sealed {

@@ -77,11 +77,37 @@ export type JsonRequest = {
 
 export type JsonResponse = { status: number; headers: Headers; body: JsonValue };
 
-/** Replaces every occurrence of each secret (at least 4 characters long) with `[redacted]`. */
+/**
+ * Replaces with `[redacted]` every occurrence of each secret (at least 4 characters long) in any
+ * case, and of its encodings a provider may echo: URL-encoded (percent and form), base64 and
+ * base64url (at any byte alignment, so also inside an encoded `key:secret` pair) and hex.
+ */
 export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
+  const forms = [...new Set(secrets.filter((s) => s.length >= 4).flatMap(encodedForms))].sort((a, b) => b.length - a.length);
+  if (forms.length === 0) return text;
+  return text.replace(new RegExp(forms.map(escapeRegExp).join('|'), 'gi'), '[redacted]');
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+/** The secret and how it reads once encoded; matched case-insensitively, so hex and percent escapes of either case are covered. */
+function encodedForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const forms = [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), bytes.toString('hex')];
+  for (const alphabet of ['base64', 'base64url'] as const) {
+    forms.push(bytes.toString(alphabet).replace(/=+$/, ''));
+    // Inside a longer encoding the secret starts 0, 1 or 2 bytes into a 3-byte group: keep the
+    // characters that depend on the secret's bytes alone.
+    for (const shift of [0, 1, 2]) {
+      const shifted = Buffer.concat([Buffer.alloc(shift), bytes]).toString(alphabet);
+      const whole = Math.floor((shift + bytes.length) / 3) * 4;
+      const core = shifted.slice(shift === 0 ? 0 : 4, whole);
+      if (core.length >= 8) forms.push(core);
+    }
+  }
+  return forms.filter((f) => f.length >= 4);
 }
 
 /** The JSON tree with every number as its exact source text (a string). */

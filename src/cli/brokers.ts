@@ -6,7 +6,9 @@ import { loadConfig, type Config } from '../config.ts';
 import { systemClock } from '../ledger/clock.ts';
 import { brokerConnections } from '../brokers/service.ts';
 import { connectionView, resealAll, type BrokerConnections } from '../brokers/connections.ts';
-import { addKeyVersion, formatKeyring, loadMasterKeyring } from '../brokers/vault.ts';
+import { addKeyVersion, formatKeyring, loadMasterKeyring, type Keyring } from '../brokers/vault.ts';
+import { verifyKeyring } from '../brokers/keyring-check.ts';
+import { vaultStoreOf } from '../store/vault.ts';
 import { brokerStoreOf } from '../store/brokers.ts';
 import { webhookStoreOf } from '../store/webhooks.ts';
 import { resealSecrets } from '../webhooks/endpoints.ts';
@@ -94,21 +96,29 @@ export function registerBrokerCommands(program: Command): void {
       const source = loaded.value.source;
       // LEDGER_MASTER_KEY cannot be written from here: the operator adds the new version to it
       // (`1:<old>,2:<new>`, see --print-new) on every node, and rotate re-seals under the highest.
-      const ring = source.kind === 'env' ? loaded.value.ring : addKeyVersion(loaded.value.ring);
       if (source.kind === 'env' && opts.printNew) {
-        console.log(formatKeyring(addKeyVersion(ring)));
+        console.log(formatKeyring(addKeyVersion(loaded.value.ring)));
         return;
       }
       const where = source.kind === 'env' ? 'LEDGER_MASTER_KEY' : source.path;
-      if (source.kind !== 'env') {
-        // Both versions stay in the file: a rotation interrupted half-way is finished by running it again.
-        const temp = `${source.path}.rotate.tmp`;
-        await writeFile(temp, formatKeyring(ring), { mode: 0o600 });
-        await rename(temp, source.path);
-      }
       const store = openStore(config.databaseUrl);
       try {
         await store.migrate();
+        const vault = vaultStoreOf(store);
+        // The keyring must open what it sealed before anything is re-sealed under a new version.
+        const checkAgainst = async (ring: Keyring) => {
+          const checked = await verifyKeyring(ring, vault, new Date().toISOString());
+          if (!checked.ok) throw new Error(`${where}: ${checked.error.message}`);
+        };
+        await checkAgainst(loaded.value.ring);
+        const ring = source.kind === 'env' ? loaded.value.ring : addKeyVersion(loaded.value.ring);
+        if (source.kind !== 'env') {
+          // Both versions stay in the file: a rotation interrupted half-way is finished by running it again.
+          const temp = `${source.path}.rotate.tmp`;
+          await writeFile(temp, formatKeyring(ring), { mode: 0o600 });
+          await rename(temp, source.path);
+          await checkAgainst(ring); // records the new version's check
+        }
         const r = await resealAll(brokerStoreOf(store), ring, new Date().toISOString());
         if (!r.ok) throw new Error(r.error.message);
         const hooks = await resealSecrets(webhookStoreOf(store), ring);

@@ -34,6 +34,21 @@ export type SimFill = {
   type: 'fill' | 'partial_fill';
 };
 
+export type SecretEcho = 'lower' | 'upper' | 'url' | 'base64' | 'base64url' | 'hex' | 'basic';
+
+/** The secret as a careless provider might echo it. */
+export function echoSecret(keyId: string, secret: string, as: SecretEcho): string {
+  switch (as) {
+    case 'lower': return secret.toLowerCase();
+    case 'upper': return secret.toUpperCase();
+    case 'url': return encodeURIComponent(secret);
+    case 'base64': return Buffer.from(secret).toString('base64');
+    case 'base64url': return Buffer.from(secret).toString('base64url');
+    case 'hex': return Buffer.from(secret).toString('hex');
+    case 'basic': return `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
+  }
+}
+
 export type AlpacaScenario = {
   name: string;
   keys: { keyId: string; secretKey: string }[];
@@ -55,6 +70,8 @@ export type AlpacaScenario = {
     prefixPaging?: boolean;
     /** error messages echo the key id (not Alpaca's behaviour: tests our redaction) */
     echoKeyInErrors?: boolean;
+    /** 401 and outage messages echo the secret key in each of these forms (tests our redaction of encoded copies) */
+    echoSecretAs?: SecretEcho[];
   };
 };
 
@@ -394,6 +411,11 @@ export async function startAlpacaSim(options: { scenario?: AlpacaScenario; port?
   let windowStart = Date.now();
   let windowCount = 0;
 
+  const echoed = (keyId: unknown, secret: unknown): string => {
+    const forms = scenario.quirks.echoSecretAs ?? [];
+    return forms.length === 0 ? '' : ` (got ${forms.map((as) => echoSecret(String(keyId), String(secret), as)).join(' ')})`;
+  };
+
   const answer = (req: IncomingMessage, n: number, path: string, q: URLSearchParams): Answer => {
     const keyId = req.headers['apca-api-key-id'];
     const secret = req.headers['apca-api-secret-key'];
@@ -401,7 +423,7 @@ export async function startAlpacaSim(options: { scenario?: AlpacaScenario; port?
     const known = scenario.keys.some((k) => k.keyId === keyId && k.secretKey === secret);
     if (!known || revoked || (f.revokeFrom !== undefined && n >= f.revokeFrom)) {
       const suffix = scenario.quirks.echoKeyInErrors && typeof keyId === 'string' ? ` for key ${keyId} / ${String(secret)}` : '';
-      return err(401, 40110000, `request is not authorized${suffix}`);
+      return err(401, 40110000, `request is not authorized${suffix}${echoed(keyId, secret)}`);
     }
     const now = Date.now();
     if (now - windowStart >= 60_000) {
@@ -419,7 +441,7 @@ export async function startAlpacaSim(options: { scenario?: AlpacaScenario; port?
     }
     if (windowCount > scenario.rateLimitPerMinute) return { ...err(429, 42910000, 'rate limit exceeded'), headers: rate };
     const out = f.outage;
-    if (out && n >= out.from && n < out.from + out.count) return { status: out.status, body: { code: 50010000, message: 'internal server error' }, headers: rate };
+    if (out && n >= out.from && n < out.from + out.count) return { status: out.status, body: { code: 50010000, message: `internal server error${echoed(keyId, secret)}` }, headers: rate };
     if (req.method !== 'GET') return { ...err(403, 40310000, 'simulator: requests that change state are recorded and refused'), headers: rate };
     return { ...route(scenario, path, q), headers: rate };
   };

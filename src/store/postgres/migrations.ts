@@ -397,6 +397,22 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION price_observations_project();
   ${pricedDecisionsFrom('price_observations')};
   `,
+  // Master key checks (issue 24): per key version of the vault's keyring, a check value (an HMAC of
+  // a constant under that key), written the first time a version is used. The service refuses to
+  // start with a keyring whose key for a version differs. Append-only: a version's key never changes.
+  `
+  CREATE TABLE master_key_checks (
+    version INTEGER PRIMARY KEY,
+    check_value TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE FUNCTION master_key_checks_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'master_key_checks_are_append_only'; END $$;
+  CREATE TRIGGER master_key_checks_no_change BEFORE UPDATE OR DELETE ON master_key_checks
+    FOR EACH ROW EXECUTE FUNCTION master_key_checks_are_append_only();
+  CREATE TRIGGER master_key_checks_no_truncate BEFORE TRUNCATE ON master_key_checks
+    FOR EACH STATEMENT EXECUTE FUNCTION master_key_checks_are_append_only();
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

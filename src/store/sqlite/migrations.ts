@@ -395,6 +395,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   END;
   ${pricedDecisionsFrom('1 = 1')};
   `,
+  // Master key checks (issue 24): per key version of the vault's keyring, a check value (an HMAC of
+  // a constant under that key), written the first time a version is used. The service refuses to
+  // start with a keyring whose key for a version differs. Append-only: a version's key never changes.
+  `
+  CREATE TABLE master_key_checks (
+    version INTEGER PRIMARY KEY,
+    check_value TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TRIGGER master_key_checks_no_update BEFORE UPDATE ON master_key_checks
+    BEGIN SELECT RAISE(ABORT, 'master_key_checks_are_append_only'); END;
+  CREATE TRIGGER master_key_checks_no_delete BEFORE DELETE ON master_key_checks
+    BEGIN SELECT RAISE(ABORT, 'master_key_checks_are_append_only'); END;
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */
