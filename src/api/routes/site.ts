@@ -16,9 +16,10 @@ import type { Page } from '../../site/layout.ts';
 import { sendError, useErrorPages } from '../errors.ts';
 import { installPublicHttp, notModified } from '../public-http.ts';
 import type { App } from '../types.ts';
+import type { ReadGate } from '../read-gate.ts';
 import { publicSecurity } from './public/options.ts';
 
-export type SiteRouteOptions = { site: Site; readLimitPerMinute: number };
+export type SiteRouteOptions = { site: Site; readLimitPerMinute: number; gate: ReadGate };
 
 /** Content-Security-Policy of every page: only this origin's scripts, styles and data. */
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
