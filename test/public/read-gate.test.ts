@@ -146,3 +146,22 @@ describe('read bounds configuration', () => {
     assert.throws(() => loadConfig({ LEDGER_READ_CONCURRENCY: '2', LEDGER_READ_CONCURRENCY_PER_CLIENT: '3' }), /LEDGER_READ_CONCURRENCY_PER_CLIENT/);
   });
 });
+
+describe('the read gate\'s queue', () => {
+  test('a client waits with at most its own bound of reads; past that, or past the queue, it is refused at once', async () => {
+    const gate = new ReadGate({ concurrency: 2, perClient: 1, queue: 2, waitMs: 60_000 });
+    const first = await hold(gate, 'a');
+    const waiting = gate.enter('a');
+    assert.deepEqual(await gate.enter('a'), { ok: false, refusal: 'client' }, 'one waiting read per client at most');
+    const other = await hold(gate, 'b');
+    const queued = gate.enter('c'); // the service is full: c waits
+    assert.deepEqual(await gate.enter('d'), { ok: false, refusal: 'global' }, 'the queue holds 2');
+    assert.deepEqual(gate.load, { running: 2, waiting: 2 });
+    first.leave();
+    const next = await waiting;
+    assert.ok(next.ok, 'a\'s waiting read runs once a\'s first ends');
+    other.leave();
+    assert.ok((await queued).ok);
+    assert.deepEqual(gate.refused, { client: 1, global: 1 });
+  });
+});
