@@ -142,7 +142,9 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
   const db = kind === 'sqlite' ? freshSqlite() : freshPostgres();
   let server: ChildServer | null = null;
   try {
-    const [writer, whale] = await createAgents(db.url, 2) as [Agent, Agent];
+    const agents = await createAgents(db.url, 2);
+    const writer: Agent = agents[0]!;
+    const whale: Agent = agents[1]!;
     server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, {
       LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_MARKET_DATA: 'synthetic',
     }));

@@ -6,7 +6,9 @@
 // 503 service_unavailable when the service's did. Every read the gate lets in runs as a public
 // read (store/read-scope.ts), so PostgreSQL gives it the read pool, apart from the writes'.
 // The bound counts a read from its admission until its response closes (a streamed body
-// included), so a slow-reading client keeps its slot busy, not somebody else's.
+// included), so a slow-reading client keeps its slot busy, not somebody else's. A read starts
+// only after the event loop has polled for I/O (setImmediate): the writes that arrived meanwhile
+// are taken up before it, so reads queued back to back never run the record path out of turns.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { ReadBounds } from '../config.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
@@ -44,14 +46,20 @@ export class ReadGate {
    */
   enter(key: string): Promise<{ ok: true; leave: () => void } | { ok: false; refusal: Refusal }> {
     const client = this.clientOf(key);
-    if (this.hasRoom(client)) return Promise.resolve({ ok: true, leave: this.start(key, client) });
+    if (this.hasRoom(client)) {
+      const leave = this.start(key, client);
+      return new Promise((resolve) => setImmediate(() => resolve({ ok: true, leave })));
+    }
     if (client.waiting >= this.limits.perClient || this.waiting.length >= this.limits.queue || this.limits.waitMs === 0) {
       return Promise.resolve({ ok: false, refusal: this.refuse(key, client) });
     }
     return new Promise((resolve) => {
       const waiter: Waiter = {
         key, client,
-        admit: () => resolve({ ok: true, leave: this.start(key, client) }),
+        admit: () => {
+          const leave = this.start(key, client);
+          setImmediate(() => resolve({ ok: true, leave }));
+        },
         timer: setTimeout(() => {
           this.dequeue(waiter);
           resolve({ ok: false, refusal: this.refuse(key, client) });
