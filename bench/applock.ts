@@ -79,7 +79,7 @@ async function loadNodes(v: Variant, k: number, seconds: number, connections: nu
   const cpu = () => v.nodes.reduce((sum, n) => sum + (processCpuSeconds(n.pid!) ?? 0), 0);
   const before = cpu();
   const parts = await Promise.all(v.nodes.slice(0, k).map((node, i) => load(
-    { url: node.url, cpuSeconds: () => null, eventLoop: async () => null, kill: async () => undefined, stop: async () => undefined },
+    { url: node.url, pid: node.pid!, cpuSeconds: () => null, eventLoop: async () => null, kill: async () => undefined, stop: async () => undefined },
     Math.floor(connections / k) + (i < connections % k ? 1 : 0), seconds, v.writes(),
   )));
   const ok = parts.reduce((s, p) => s + p.ok, 0);

@@ -67,6 +67,8 @@ export function integerFlag(name: string, raw: string, min: number): number {
 
 export type ChildServer = {
   url: string;
+  /** The server's process id (its memory: /proc/<pid>/status). */
+  pid: number;
   /** CPU seconds (user + system) the server process has used so far, or null without /proc. */
   cpuSeconds: () => number | null;
   /** The server's event-loop idle and active time so far (null if it does not answer within a second). */
@@ -104,6 +106,7 @@ export function startChild(script: string, env: NodeJS.ProcessEnv, profileDir: s
       if (!message.ready) return reject(new Error(`${script} sent an unexpected message`));
       resolve({
         url: message.ready,
+        pid: child.pid!,
         cpuSeconds: () => processCpuSeconds(child.pid!),
         eventLoop: () => askEventLoop(child),
         kill: () => signalAndWait(child, 'SIGKILL', exited),

@@ -72,6 +72,13 @@ const SUITES: Record<string, Suite> = {
       return m.applockBench(m.applockOptions(args));
     },
   },
+  hostile: {
+    usage: '[--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./hostile.ts');
+      return m.hostileBench(m.hostileOptions(args));
+    },
+  },
   client: {
     usage: '[--rounds 12] [--decisions 200] [--warmup 1] [--no-postgres]',
     run: async (args) => {

@@ -11,6 +11,8 @@ export type Config = {
   redisUrl: string | null;
   writeLimitPerMinute: number;
   readLimitPerMinute: number;
+  /** Concurrency bounds of the public reads (docs/operations.md, "Bounds on public reads"). */
+  readBounds: ReadBounds;
   logLevel: string;
   /** The global log's Ed25519 key (PKCS#8 PEM); null: generated into the data directory on first start. */
   logKeyFile: string | null;
@@ -32,6 +34,13 @@ export type Config = {
  * off the public port.
  */
 export type MetricsConfig = { enabled: boolean; port: number | null; host: string };
+
+/**
+ * How many public reads run at once, in all and per client (IP); how many wait for a turn and
+ * for how long; and how many PostgreSQL connections they may hold (a pool apart from the record
+ * path's).
+ */
+export type ReadBounds = { concurrency: number; perClient: number; queue: number; waitMs: number; poolSize: number };
 
 export type MarketEnv = Record<string, string | undefined>;
 
@@ -104,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.LEDGER_REDIS_URL ? url('LEDGER_REDIS_URL', env.LEDGER_REDIS_URL, ['redis:', 'rediss:']) : null,
     writeLimitPerMinute: integer(env, 'LEDGER_WRITE_LIMIT_PER_MIN', 120, 1, 1_000_000_000),
     readLimitPerMinute: integer(env, 'LEDGER_READ_LIMIT_PER_MIN', 600, 1, 1_000_000_000),
+    readBounds: loadReadBounds(env),
     logLevel,
     logKeyFile: env.LEDGER_LOG_KEY_FILE || null,
     logOrigin,
@@ -113,6 +123,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     market: marketEnv(env),
     performance: { benchmark: benchmarkOf(env) },
     webhooks: loadWebhookConfig(env),
+  };
+}
+
+function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
+  const concurrency = integer(env, 'LEDGER_READ_CONCURRENCY', 8, 1, 1024);
+  const perClient = integer(env, 'LEDGER_READ_CONCURRENCY_PER_CLIENT', 4, 1, 1024);
+  if (perClient > concurrency) throw new ConfigError(`LEDGER_READ_CONCURRENCY_PER_CLIENT (${perClient}) must not exceed LEDGER_READ_CONCURRENCY (${concurrency})`);
+  return {
+    concurrency,
+    perClient,
+    queue: integer(env, 'LEDGER_READ_QUEUE', 32, 0, 100_000),
+    waitMs: integer(env, 'LEDGER_READ_QUEUE_WAIT_MS', 1_000, 0, 60_000),
+    poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),
   };
 }
 

@@ -12,15 +12,15 @@ import { DEFAULT_SYNTHETIC_SEED, selectMarketData } from './market/select.ts';
 import { SyntheticMarketData } from './market/synthetic.ts';
 import { pricingService } from './market/service.ts';
 import { startDeliverer } from './webhooks/service.ts';
-import { openReadReplica, openStore, redactUrl } from './store/open.ts';
+import { openReadReplica, openStore, redactUrl, type OpenOptions } from './store/open.ts';
 import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
-async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
+async function openMigrated(databaseUrl: string, options: OpenOptions): Promise<LedgerStore> {
   let store: LedgerStore | null = null;
   try {
-    store = openStore(databaseUrl);
+    store = openStore(databaseUrl, options);
     await store.migrate();
     return store;
   } catch (err) {
@@ -32,8 +32,9 @@ async function openMigrated(databaseUrl: string): Promise<LedgerStore> {
 export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
   const market = selectMarketData(config.market);
   if (!market.ok) throw new ConfigError(market.error);
-  const store = await openMigrated(config.databaseUrl);
-  const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl) : null;
+  const pools = { readPoolSize: config.readBounds.poolSize };
+  const store = await openMigrated(config.databaseUrl, pools);
+  const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl, pools) : null;
   // The key is loaded before the app (which publishes its vkey) and its logger exist: what it says is logged once they do.
   const keyNotes: { level: 'info' | 'warn'; message: string }[] = [];
   const logKey = await loadServiceLogKey(config, {

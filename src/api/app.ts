@@ -54,6 +54,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 import { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
+import { ReadGate } from './read-gate.ts';
 
 export type { App } from './types.ts';
 
@@ -91,6 +92,8 @@ export type LedgerApp = {
   brokers: BrokerConnections;
   /** Null unless metrics are configured; served on the app's port unless they have one of their own (server.ts). */
   metrics: Metrics | null;
+  /** The bound on public reads at once (read-gate.ts). */
+  gate: ReadGate;
   close: () => Promise<void>;
 };
 
@@ -166,12 +169,15 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const performance = deps.performance ?? performanceOf(store, {
     provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,
   });
-  await app.register(publicRoutes, { reads, readLimitPerMinute: config.readLimitPerMinute, clock, log, anchors, prices: observationReads(store), performance });
+  const gate = new ReadGate(config.readBounds);
+  metrics?.watchReadGate(gate);
+  const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
+  await app.register(publicRoutes, { reads, ...readLimits, clock, log, anchors, prices: observationReads(store), performance });
   const site = new Site({
     reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl,
     profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
   });
-  await app.register(siteRoutes, { site, readLimitPerMinute: config.readLimitPerMinute });
+  await app.register(siteRoutes, { site, ...readLimits });
   const keyring = deps.keyring ?? keyringLoader(config.brokers, (level, message, fields) => app.log[level](fields ?? {}, message), store);
   const brokers = deps.brokers ?? brokerConnections({
     store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message), keyring,
@@ -184,10 +190,8 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
   const summary = deps.performanceSummary ?? ((agent: Agent) => performance.storedSummary(agent));
   const badges = new Badges({ store, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
-  await app.register(badgeRoutes, { badges });
-  await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger() });
-
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(badgeRoutes, { badges, gate });
+  await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger(), ...readLimits });
 
   await app.ready();
   return {
@@ -195,6 +199,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     decisions,
     brokers,
     metrics,
+    gate,
     close: async () => {
       closing = true;
       await closeGracefully(app);

@@ -12,6 +12,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { CommitObserver } from '../ledger/commit-queue.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { App } from './types.ts';
+import type { ReadGate } from './read-gate.ts';
 
 export type MetricsSources = {
   store: LedgerStore;
@@ -64,8 +65,9 @@ export class Metrics {
     this.sources = sources;
     const registers = [this.registry];
     // The pool is read before the health ping takes a connection of its own (the scrape collects in this order).
-    const { pool, wal } = sources.store.gauges();
+    const { pool, readPool, wal } = sources.store.gauges();
     if (pool) this.poolGauges(registers);
+    if (readPool) this.readPoolGauges(registers);
     if (wal) this.walGauges(registers);
     this.recordPathGauges(registers);
     if (sources.redis) this.redisGauges(registers);
@@ -129,6 +131,49 @@ export class Metrics {
         this.set({ state: 'total' }, pool.total);
         this.set({ state: 'idle' }, pool.idle);
         this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+  }
+
+  private readPoolGauges(registers: Registry[]): void {
+    const sources = () => this.sources;
+    new Gauge({
+      name: 'ledger_postgres_read_pool_connections', help: 'PostgreSQL pool of the public reads (apart from the record path\'s): open connections (state="total"), idle ones (state="idle"), and queries waiting for one (state="waiting")', labelNames: ['state'], registers,
+      collect() {
+        const pool = sources()?.store.gauges().readPool;
+        if (!pool) return;
+        this.set({ state: 'total' }, pool.total);
+        this.set({ state: 'idle' }, pool.idle);
+        this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+  }
+
+  /** The read gate's bounds, its load at each scrape, and the reads it refused (read-gate.ts). */
+  watchReadGate(gate: ReadGate): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'ledger_read_gate_limit', help: 'Bounds of the public reads: reads at once in all (bound="concurrency") and per client (bound="per_client"), reads waiting (bound="queue"), the longest wait (bound="wait_seconds")', labelNames: ['bound'], registers,
+      collect() {
+        this.set({ bound: 'concurrency' }, gate.limits.concurrency);
+        this.set({ bound: 'per_client' }, gate.limits.perClient);
+        this.set({ bound: 'queue' }, gate.limits.queue);
+        this.set({ bound: 'wait_seconds' }, gate.limits.waitMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'ledger_read_gate_reads', help: 'Public reads running (state="running") and waiting for a turn (state="waiting")', labelNames: ['state'], registers,
+      collect() {
+        this.set({ state: 'running' }, gate.load.running);
+        this.set({ state: 'waiting' }, gate.load.waiting);
+      },
+    });
+    new Counter({
+      name: 'ledger_read_gate_refused_total', help: 'Public reads refused by the read gate: by their client\'s bound (bound="client", 429) or the service\'s (bound="global", 503)', labelNames: ['bound'], registers,
+      collect() {
+        this.reset();
+        this.inc({ bound: 'client' }, gate.refused.client);
+        this.inc({ bound: 'global' }, gate.refused.global);
       },
     });
   }

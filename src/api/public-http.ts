@@ -12,6 +12,7 @@ import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './types.ts';
+import { readGateHooks, type ReadGate } from './read-gate.ts';
 
 /** Headers a browser script may read from a public response. */
 export const EXPOSED_HEADERS = [
@@ -24,11 +25,14 @@ const COMPRESSIBLE = /^text\/|\/(?:x-nd)?json(?:;|$)|\+json(?:;|$)/;
 /** Compress bodies above this size (bytes). */
 const COMPRESS_THRESHOLD = 1024;
 
-export async function installPublicHttp(app: App, options: { readLimitPerMinute: number }): Promise<void> {
+/** What bounds a public read: the per-minute budget per IP, and the gate (concurrency, read-gate.ts). */
+export type ReadLimits = { readLimitPerMinute: number; gate: ReadGate };
+
+export async function installPublicHttp(app: App, options: ReadLimits): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     openToAnyOrigin(reply);
   });
-  app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute));
+  installReadLimits(app, options);
   // Order matters: the ETag is taken over the uncompressed body, before compression runs.
   await app.register(etag, { weak: true });
   await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });
@@ -47,6 +51,15 @@ export function preflightRoute(app: App, url: string): void {
     reply.header('access-control-max-age', '86400');
     return reply.code(204).send();
   });
+}
+
+/**
+ * Puts this plugin context's routes under the read rate limit, then the read gate: a client past
+ * its budget is refused before it takes a turn. Without `readLimitPerMinute`, the gate alone.
+ */
+export function installReadLimits(app: App, options: { readLimitPerMinute?: number; gate: ReadGate }): void {
+  if (options.readLimitPerMinute !== undefined) app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute));
+  for (const hook of readGateHooks(options.gate)) app.addHook('onRequest', hook);
 }
 
 /**

@@ -118,7 +118,11 @@ export class ApiReferenceAssets {
 }
 
 async function load({ read, type }: AssetSpec): Promise<Asset> {
-  const identity = await read();
+  return compressOnce(await read(), type);
+}
+
+/** A body of `type` with its ETag and its gzip and br variants, compressed on the thread pool. */
+export async function compressOnce(identity: Buffer, type: string): Promise<Asset> {
   const [gz, br] = await Promise.all([
     gzipAsync(identity, { level: 9 }),
     brotliAsync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length } }),

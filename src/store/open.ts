@@ -3,9 +3,12 @@ import type { LedgerStore } from './port.ts';
 import { SqliteStore } from './sqlite/store.ts';
 import { PostgresStore, parsePostgresUrl } from './postgres/store.ts';
 
-export function openStore(databaseUrl: string): LedgerStore {
+/** `readPoolSize`: the PostgreSQL connections the public reads may hold (store/read-scope.ts). */
+export type OpenOptions = { readPoolSize?: number };
+
+export function openStore(databaseUrl: string, options: OpenOptions = {}): LedgerStore {
   if (databaseUrl.startsWith('sqlite:')) return new SqliteStore(databaseUrl.slice('sqlite:'.length));
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return new PostgresStore(parsePostgresUrl(databaseUrl));
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return new PostgresStore({ ...parsePostgresUrl(databaseUrl), ...options });
   throw new Error(`unsupported database URL (expected sqlite:<path> or postgres://...): ${redactUrl(databaseUrl)}`);
 }
 
@@ -13,9 +16,9 @@ export function openStore(databaseUrl: string): LedgerStore {
  * A PostgreSQL read replica of the primary, for the public reads. Never migrated (a standby is
  * read-only; the primary's migrations reach it by replication). SQLite has no replicas.
  */
-export function openReadReplica(url: string): LedgerStore {
+export function openReadReplica(url: string, options: OpenOptions = {}): LedgerStore {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error(`a read replica must be a PostgreSQL URL (postgres://...), not ${redactUrl(url)}: SQLite has no replicas`);
-  return new PostgresStore(parsePostgresUrl(url));
+  return new PostgresStore({ ...parsePostgresUrl(url), ...options });
 }
 
 /** A database URL fit for a log line or an error message: the password is never shown. */

@@ -73,6 +73,8 @@ export type Page = { limit: number; before?: string | undefined };
 /** A PostgreSQL pool's connections, or a SQLite WAL's size and fsyncs; what does not apply is absent. */
 export type StoreGauges = {
   pool?: { total: number; idle: number; waiting: number };
+  /** The public reads' own pool (PostgreSQL; store/read-scope.ts). */
+  readPool?: { total: number; idle: number; waiting: number };
   wal?: { bytes: number; fsyncs: number; fsyncSeconds: number; checkpoints: number; truncates: number };
 };
 

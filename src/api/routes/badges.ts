@@ -3,13 +3,16 @@
 // neutral badge that says so, with 200. Only a `style` outside the three is refused (400, the
 // 2.7 body). Cached briefly, with a weak ETag over the SVG and 304 on If-None-Match.
 // No read rate limit: image proxies fetch for many readers from few addresses, and a badge costs
-// at most a few indexed reads, reused for seconds (site/badges.ts).
+// at most a few indexed reads, reused for seconds (site/badges.ts). The read gate applies (its
+// bound is on reads at once, not per minute), so a flood of badge requests waits its turn.
 import etag from '@fastify/etag';
 import { Type } from '@sinclair/typebox';
 import { BADGE_STYLES, DEFAULT_BADGE_STYLE, type BadgeStyle } from '../../site/badge.ts';
 import type { Badges } from '../../site/badges.ts';
 import { errorResponses, stringEnum } from '../schemas.ts';
 import type { App } from '../types.ts';
+import { installReadLimits } from '../public-http.ts';
+import type { ReadGate } from '../read-gate.ts';
 import { PUBLIC_TAG, publicSecurity } from './public/options.ts';
 
 /** Cache-Control of a badge, and of the neutral badge of an unknown agent (which may be created any minute). */
@@ -22,7 +25,8 @@ const BadgeQuery = Type.Object({
   })),
 });
 
-export async function badgeRoutes(app: App, options: { badges: Badges }): Promise<void> {
+export async function badgeRoutes(app: App, options: { badges: Badges; gate: ReadGate }): Promise<void> {
+  installReadLimits(app, { gate: options.gate });
   await app.register(etag, { weak: true });
   app.get('/badge/:handle.svg', {
     schema: {

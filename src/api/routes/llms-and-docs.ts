@@ -1,17 +1,21 @@
 // What the site says about the service: {site_url}/llms.txt (interface endpoint 12) and
-// /llms-full.txt, the docs as Markdown at /docs/<name>.md, and the API reference page /docs/api
-// with its assets. Generated once, on first request, from the live OpenAPI document and the docs/
-// files (site/llms.ts, site/docs.ts), then served from memory with an ETag. No read rate limit:
-// every answer is a few hundred kilobytes at most, already built.
+// /llms-full.txt, the docs as Markdown at /docs/<name>.md, the API reference page /docs/api
+// with its assets, and the OpenAPI document /v1/openapi.json. Generated once, on first request,
+// from the live OpenAPI document and the docs/ files (site/llms.ts, site/docs.ts), then served
+// from memory with an ETag. The large ones (the OpenAPI document, llms-full.txt, the assets) are
+// compressed once, to br and gzip, and sent as the client accepts them, never compressed per
+// request. Under the read rate limit and the read gate like every public read.
 import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../ledger/errors.ts';
-import { API_REFERENCE_CSP, ApiReferenceAssets, apiReferencePage, pickEncoding } from '../../site/api-reference.ts';
+import { API_REFERENCE_CSP, ApiReferenceAssets, apiReferencePage, compressOnce, pickEncoding, type Asset } from '../../site/api-reference.ts';
 import { DOC_NAME, readDocs, type DocFile } from '../../site/docs.ts';
 import { LlmsText, type OpenApi } from '../../site/llms.ts';
 import { sendError } from '../errors.ts';
+import { installReadLimits, notModified } from '../public-http.ts';
+import type { ReadGate } from '../read-gate.ts';
 import { markPage } from '../response-headers.ts';
 import type { App } from '../types.ts';
 import { PUBLIC_TAG, publicSecurity } from './public/options.ts';
@@ -23,19 +27,34 @@ export type LlmsRouteOptions = {
   openapi: () => object;
   /** Where the Markdown docs are read from (default: this package's docs/). */
   docsDir?: string;
+  readLimitPerMinute: number;
+  gate: ReadGate;
 };
 
 /** The texts change only with a new release; a reader revalidates them after an hour. */
 const TEXT_CACHE = 'public, max-age=3600';
+/** The OpenAPI document changes only with a new release too; a client revalidates it after five minutes. */
+const OPENAPI_CACHE = 'public, max-age=300';
 /** The script's URL carries its version, so it is kept for a day. */
 const ASSET_CACHE = 'public, max-age=86400';
 
 const TEXT = 'text/plain; charset=utf-8';
 const MARKDOWN = 'text/markdown; charset=utf-8';
 
-type Built = { llms: string; full: string; docs: Map<string, DocFile>; page: string };
+type Built = { llms: string; full: Asset; openapi: Asset; docs: Map<string, DocFile>; page: string };
+
+/** Sends a body compressed once, in the encoding the client takes best, with that variant's ETag (304 when it has it). */
+function sendCompressed(request: FastifyRequest, reply: FastifyReply, asset: Asset, cacheControl: string): FastifyReply {
+  const encoding = pickEncoding(request.headers['accept-encoding']);
+  const tag = encoding === 'identity' ? asset.etag : `${asset.etag.slice(0, -1)}-${encoding}"`;
+  reply.header('cache-control', cacheControl).header('vary', 'Accept-Encoding').header('etag', tag);
+  if (notModified(request, tag)) return reply.code(304).send();
+  if (encoding !== 'identity') reply.header('content-encoding', encoding);
+  return reply.type(asset.type).send(encoding === 'identity' ? asset.identity : asset[encoding]);
+}
 
 export async function llmsAndDocsRoutes(app: App, options: LlmsRouteOptions): Promise<void> {
+  installReadLimits(app, options);
   await app.register(etag, { weak: true });
   await app.register(compress, { global: true, threshold: 1024, encodings: ['br', 'gzip'], customTypes: /^text\// });
   let built: Promise<Built> | null = null;
@@ -73,8 +92,12 @@ export async function llmsAndDocsRoutes(app: App, options: LlmsRouteOptions): Pr
       produces: ['text/plain'],
       response: { 200: Type.String({ description: 'Markdown.' }) },
     },
-  }, async function getLlmsFullTxt(_request, reply) {
-    return answer(reply, TEXT, (await texts()).full);
+  }, async function getLlmsFullTxt(request, reply) {
+    return sendCompressed(request, reply.header('access-control-allow-origin', '*'), (await texts()).full, TEXT_CACHE);
+  });
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async function getOpenApi(request, reply) {
+    return sendCompressed(request, reply.header('access-control-allow-origin', '*'), (await texts()).openapi, OPENAPI_CACHE);
   });
 
   app.get('/docs/:name.md', { schema: { hide: true } }, async function getDocMarkdown(request, reply) {
@@ -92,13 +115,7 @@ export async function llmsAndDocsRoutes(app: App, options: LlmsRouteOptions): Pr
     const name = (request.params as { asset: string }).asset;
     const loading = assets.get(name);
     if (!loading) return sendError(request, reply, errors.notFound(`no asset ${name}`, 'asset'));
-    const asset = await loading;
-    const encoding = pickEncoding(request.headers['accept-encoding']);
-    const body = encoding === 'identity' ? asset.identity : asset[encoding];
-    reply.header('cache-control', ASSET_CACHE).header('vary', 'Accept-Encoding');
-    reply.header('etag', encoding === 'identity' ? asset.etag : `${asset.etag.slice(0, -1)}-${encoding}"`);
-    if (encoding !== 'identity') reply.header('content-encoding', encoding);
-    return reply.type(asset.type).send(body);
+    return sendCompressed(request, reply, await loading, ASSET_CACHE);
   });
 }
 
@@ -106,9 +123,14 @@ async function build(options: LlmsRouteOptions): Promise<Built> {
   const docs = await readDocs(options.docsDir);
   const openapi = options.openapi() as OpenApi;
   const llms = new LlmsText({ siteUrl: options.siteUrl, baseUrl: options.baseUrl, openapi, docs });
+  const [full, document] = await Promise.all([
+    compressOnce(Buffer.from(llms.fullText()), TEXT),
+    compressOnce(Buffer.from(JSON.stringify(openapi)), 'application/json; charset=utf-8'),
+  ]);
   return {
     llms: llms.text(),
-    full: llms.fullText(),
+    full,
+    openapi: document,
     docs: new Map(docs.map((d) => [d.name, d])),
     page: apiReferencePage({ siteUrl: options.siteUrl, title: openapi.info?.title ?? 'Decision ledger', openapiUrl: '../v1/openapi.json' }),
   };

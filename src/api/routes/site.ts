@@ -16,9 +16,10 @@ import type { Page } from '../../site/layout.ts';
 import { sendError, useErrorPages } from '../errors.ts';
 import { installPublicHttp, notModified } from '../public-http.ts';
 import type { App } from '../types.ts';
+import type { ReadGate } from '../read-gate.ts';
 import { publicSecurity } from './public/options.ts';
 
-export type SiteRouteOptions = { site: Site; readLimitPerMinute: number };
+export type SiteRouteOptions = { site: Site; readLimitPerMinute: number; gate: ReadGate };
 
 /** Pages show records as they are now (new ones arrive every second); assets never change under a version. */
 const PAGE_CACHE = 'public, max-age=5';

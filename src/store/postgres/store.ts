@@ -27,11 +27,14 @@ import { LedgerPool } from './pool.ts';
 import { PostgresAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
 import type { LogStore } from '../log-port.ts';
+import { inPublicRead } from '../read-scope.ts';
 
 export type PostgresOptions = {
   connectionString: string;
   schema?: string | undefined;
   poolSize?: number;
+  /** Connections the public reads may hold, in a pool of their own (store/read-scope.ts); default 4. */
+  readPoolSize?: number;
   timeouts?: Partial<PostgresTimeouts>;
 };
 
@@ -77,10 +80,27 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** The advisory lock every append to `schema` holds until it commits (hashed with hashtext). */
 export const appendLockKey = (schema: string) => `ledger-append:${schema}`;
 
+/** Connections the public reads may hold at once, unless configured (LEDGER_READ_POOL_SIZE). */
+export const DEFAULT_READ_POOL_SIZE = 4;
+
+/** A pool that is, at each call, the store's pool for the caller (the sub-stores keep this one). */
+function routedPool(store: { readonly pool: LedgerPool }): LedgerPool {
+  return new Proxy({} as LedgerPool, {
+    get(_target, name) {
+      const pool = store.pool;
+      const value: unknown = Reflect.get(pool, name, pool);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(pool) : value;
+    },
+  });
+}
+
 export class PostgresStore implements LedgerStore {
   /** One batch at a time: batches serialise on the append lock anyway (appendLockKey). */
   readonly maxBatchesInFlight = 1;
-  readonly pool: LedgerPool;
+  /** The record path's (and every other non-public-read's) connections. */
+  private readonly writePool: LedgerPool;
+  /** The public reads' connections: a flood of reads waits here, never for a connection a write needs. */
+  private readonly readPool: LedgerPool;
   readonly schema: string;
   private readonly timeouts: PostgresTimeouts;
   readonly log: LogStore;
@@ -90,22 +110,31 @@ export class PostgresStore implements LedgerStore {
     this.schema = options.schema ?? 'public';
     if (!SCHEMA_NAME.test(this.schema)) throw new Error(`invalid PostgreSQL schema name: ${this.schema}`);
     this.timeouts = { ...DEFAULT_POSTGRES_TIMEOUTS, ...options.timeouts };
-    this.pool = new LedgerPool({
+    const settings = {
       connectionString: options.connectionString,
-      max: options.poolSize ?? 10,
       connectionTimeoutMillis: this.timeouts.connectMs,
       query_timeout: this.timeouts.queryMs,
       statement_timeout: this.timeouts.statementMs,
       idle_in_transaction_session_timeout: this.timeouts.idleInTransactionMs,
       options: `-c search_path=${this.schema}`,
-    });
-    // A client that loses its connection emits 'error': idle ones through the pool, checked-out
-    // ones on themselves. Unheard, either crashes the process; the query in flight fails anyway
-    // (its request answers 503, pool.ts) and a transaction drops the broken client from the pool.
-    this.pool.on('error', () => undefined);
-    this.pool.on('connect', (client) => client.on('error', () => undefined));
-    this.log = new PostgresLogStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
-    this.anchors = new PostgresAnchorStore(this.pool, { connectionString: options.connectionString, schema: this.schema });
+    };
+    this.writePool = new LedgerPool({ ...settings, max: options.poolSize ?? 10 });
+    this.readPool = new LedgerPool({ ...settings, max: options.readPoolSize ?? DEFAULT_READ_POOL_SIZE });
+    for (const pool of [this.writePool, this.readPool]) {
+      // A client that loses its connection emits 'error': idle ones through the pool, checked-out
+      // ones on themselves. Unheard, either crashes the process; the query in flight fails anyway
+      // (its request answers 503, pool.ts) and a transaction drops the broken client from the pool.
+      pool.on('error', () => undefined);
+      pool.on('connect', (client) => client.on('error', () => undefined));
+    }
+    const routed = routedPool(this);
+    this.log = new PostgresLogStore(routed, { connectionString: options.connectionString, schema: this.schema });
+    this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
+  }
+
+  /** The pool this call runs on: the read pool inside a public read, else the write pool. */
+  get pool(): LedgerPool {
+    return inPublicRead() ? this.readPool : this.writePool;
   }
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
@@ -137,7 +166,7 @@ export class PostgresStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.writePool.end(), this.readPool.end()]);
   }
 
   async ping(): Promise<void> {
@@ -145,7 +174,8 @@ export class PostgresStore implements LedgerStore {
   }
 
   gauges(): StoreGauges {
-    return { pool: { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount } };
+    const counts = (p: pg.Pool) => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
+    return { pool: counts(this.writePool), readPool: counts(this.readPool) };
   }
 
   async createAgent(agent: Agent, firstKey: ApiKey & { secretHash: string }): Promise<void> {

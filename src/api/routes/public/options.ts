@@ -5,9 +5,10 @@ import type { LogReads } from '../../../log/reads.ts';
 import type { AnchorReads } from '../../../anchor/reads.ts';
 import type { ObservationReads } from '../../../market/observations.ts';
 import type { PerformanceService } from '../../../performance/service.ts';
+import type { ReadGate } from '../../read-gate.ts';
 
 export type PublicRouteOptions = {
-  reads: PublicReads; readLimitPerMinute: number; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService;
+  reads: PublicReads; readLimitPerMinute: number; gate: ReadGate; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService;
 };
 
 export const PUBLIC_TAG = ['public'];
