@@ -7,7 +7,7 @@ import { errors, type LedgerError } from '../ledger/errors.ts';
 import { controlCharacterMessage } from '../core/decision.ts';
 import { NO_CONTROL_CHARACTERS } from './schemas.ts';
 import { requestId } from '../ledger/ids.ts';
-import { EXPOSED_HEADERS, openToAnyOrigin } from './public-http.ts';
+import { EXPOSED_HEADERS, openToAnyOrigin } from './cors.ts';
 import { markPage, markResponse } from './response-headers.ts';
 
 export class ApiError extends Error {

@@ -13,11 +13,8 @@ import etag from '@fastify/etag';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './types.ts';
 import { readGateHooks, type ReadGate } from './read-gate.ts';
+import { openToAnyOrigin } from './cors.ts';
 
-/** Headers a browser script may read from a public response. */
-export const EXPOSED_HEADERS = [
-  'ETag', 'request-id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Link',
-].join(', ');
 
 /** JSON, NDJSON (the export) and text. */
 const COMPRESSIBLE = /^text\/|\/(?:x-nd)?json(?:;|$)|\+json(?:;|$)/;
@@ -36,11 +33,6 @@ export async function installPublicHttp(app: App, options: ReadLimits): Promise<
   // Order matters: the ETag is taken over the uncompressed body, before compression runs.
   await app.register(etag, { weak: true });
   await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });
-}
-
-/** Lets any origin's script read the response and its headers (no credentials): a public answer. */
-export function openToAnyOrigin(reply: FastifyReply): FastifyReply {
-  return reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', EXPOSED_HEADERS);
 }
 
 /** Answers CORS preflight for a public path (GET and HEAD only, no credentials). */
