@@ -3,8 +3,8 @@
 // fsync/fdatasync (SQLite's own and the WAL sync on libuv's thread pool) or pwrite (SQLite's WAL
 // writes) fail with EIO once `fiu-ctrl` enables the failure point, while writes keep coming.
 // A failed fsync: no write whose sync failed is answered 201, every write after it gets 503 with
-// Retry-After, even once the disk is healthy again, until a restart; /readyz says not ready; the
-// cause is logged once. A failed write: 503 with Retry-After while it fails, writes resume once it
+// Retry-After, even once the disk is healthy again, until a restart; reads go on; /readyz says not
+// ready; the cause is logged once. A failed write: 503 with Retry-After while it fails, writes resume once it
 // stops (as on a full disk). After a restart every acknowledged record is there and chains verify
 // (`ledger verify` of each agent's export). Skipped with a message without fiu-run (failed under CI=true, where .ci/run installs it).
 import assert from 'node:assert/strict';
@@ -124,6 +124,7 @@ describe('a failed fsync of the WAL, injected with libfiu', { skip }, () => {
     const failingFrom = Date.now();
     await refusedSince(writes.outcomes, failingFrom, 10);
     const whileFailing = await readyz(node);
+    const profile = await fetch(`${node.url}/v1/agents/${agents[0]!.handle}`);
     control('disable', SYNC_POINTS);
     const healedAt = Date.now();
     const afterHealing = await answeredSince(writes.outcomes, healedAt, 15);
@@ -139,6 +140,7 @@ describe('a failed fsync of the WAL, injected with libfiu', { skip }, () => {
     assert.deepEqual(acknowledged(outcomes).filter((o) => o.answeredAt > firstRefusal), [], 'after the first refusal, nothing more is acknowledged');
     assert.deepEqual(acknowledged(afterHealing), [], 'a healthy fsync later does not bring writes back: pages may have been lost');
     assert.equal(whileFailing.status, 503, `/readyz after a failed fsync: ${whileFailing.body}`);
+    assert.equal(profile.status, 200, 'public reads go on');
     assert.equal(stillRefusing.status, 503, `/readyz until the restart: ${stillRefusing.body}`);
     const causes = node.output.match(/fsync of the write-ahead log failed;[^"]*EIO/g) ?? [];
     assert.equal(causes.length, 1, `the cause is logged once:\n${node.output.slice(-3000)}`);
