@@ -2,11 +2,15 @@
 // The test command (npm test): first the layer rules (npm run lint:deps) and the build (the tests
 // that run `bin/ledger.js` run dist/), then every test/**/*.test.ts file under node's test runner,
 // with tsx for TypeScript. Pass file paths or substrings to run a subset: npm test -- core
-import { readdirSync, statSync } from 'node:fs';
+// After node's own closing lines, a summary of its own (scripts/test-counts.mjs): product tests
+// apart from the tooling self-tests in test/tooling/, and how many suites and tests were skipped.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
+import { groupOf } from './test-counts.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -35,5 +39,34 @@ const timeout = process.env.LEDGER_PROPERTY_RUNS ? [] : ['--test-timeout=120000'
 // Two test files at a time (node's default on 2 cores is one): most files wait on processes,
 // sockets and fsync, so a second file fills the idle core. LEDGER_TEST_CONCURRENCY overrides it.
 const concurrency = `--test-concurrency=${process.env.LEDGER_TEST_CONCURRENCY || 2}`;
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', concurrency, ...timeout, ...files], { stdio: 'inherit' });
+// node's own reporter to stdout, as without --test-reporter (spec on a terminal, else TAP before
+// Node 23; spec from 23), and the counting reporter to a file.
+const major = Number(process.versions.node.split('.')[0]);
+const shown = major >= 23 || process.stdout.isTTY ? 'spec' : 'tap';
+const scratch = mkdtempSync(join(tmpdir(), 'ledger-test-counts-'));
+const countsFile = join(scratch, 'counts.json');
+const reporters = [`--test-reporter=${shown}`, '--test-reporter-destination=stdout',
+  `--test-reporter=${fileURLToPath(new URL('./test-counts.mjs', import.meta.url))}`, `--test-reporter-destination=${countsFile}`];
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', concurrency, ...timeout, ...reporters, ...files], { stdio: 'inherit' });
+printSummary(countsFile, files);
+rmSync(scratch, { recursive: true, force: true });
 process.exit(result.status ?? 1);
+
+/** The closing summary: one line per group, the skipped suites and tests, and `N passed, N failed, N skipped` for the product. */
+function printSummary(path, files) {
+  const toolingFiles = files.filter((f) => groupOf(f) === 'tooling').length;
+  let counts;
+  try {
+    counts = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    console.log(`# npm test: no counts from the test run (${files.length} files); see node's lines above`);
+    return;
+  }
+  const { product: p, tooling: t } = counts;
+  const skipped = (c) => c.skippedSuites + c.skippedTests;
+  console.log(`# npm test: ${files.length - toolingFiles} product test files, ${toolingFiles} tooling files (test/tooling/)`);
+  console.log(`# tooling self-tests (simulators, test and bench tooling; not counted below): ${t.passed} passed / ${t.failed + t.cancelled} failed / ${skipped(t)} skipped`);
+  console.log(`# skipped product suites: ${p.skippedSuites}, skipped product tests: ${p.skippedTests}${p.todo ? `, todo: ${p.todo}` : ''} (each says why in a "# SKIP" line above)`);
+  if (p.cancelled) console.log(`# cancelled product tests (a hook failed, or the run was cut short): ${p.cancelled}, counted as failed below`);
+  console.log(`product tests: ${p.passed} passed, ${p.failed + p.cancelled} failed, ${skipped(p)} skipped`);
+}

@@ -168,15 +168,6 @@ describe('Alpaca client: 429', () => {
     assert.equal(r.error.retryAfterMs, 600_000);
     assert.deepEqual(slept, []);
   });
-
-  it('the simulator itself limits to 200 requests a minute', async () => {
-    const s = await sim({ rateLimitPerMinute: 3 });
-    const c = client(s, { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 1 } });
-    for (let i = 0; i < 3; i++) assert.ok((await c.account()).ok);
-    const r = await c.account();
-    assert.ok(!r.ok);
-    assert.equal(r.error.kind, 'rate_limited');
-  });
 });
 
 describe('Alpaca client: fills paging', () => {
@@ -321,26 +312,5 @@ describe('Alpaca client: transport limits', () => {
     assert.ok(!r.ok);
     assert.equal(r.error.kind, 'provider');
     assert.equal(hits, 0);
-  });
-});
-
-describe('Alpaca simulator: named scenarios', () => {
-  it('every named scenario starts and answers the account (or refuses as scripted)', async () => {
-    const { ALPACA_SCENARIOS } = await import('../sim/alpaca.ts');
-    for (const [name, make] of Object.entries(ALPACA_SCENARIOS)) {
-      if (name === 'year') continue; // built in the bench; 50,000 fills
-      const s = await startAlpacaSim({ scenario: make() });
-      sims.push(s);
-      const r = await client(s).account();
-      assert.ok(r.ok || ['outage', 'rate-limit-storm'].includes(name), name);
-    }
-  });
-  it('a year of fills pages through once each (5,000-fill sample of the generator)', async () => {
-    const { yearOfFills } = await import('../sim/alpaca.ts');
-    const s = await startAlpacaSim({ scenario: yearOfFills(5000) });
-    sims.push(s);
-    const { rows, error } = await collect(client(s).fills(), (p) => p.fills);
-    assert.equal(error, null);
-    assert.equal(new Set(rows.map((f) => f.id)).size, 5000);
   });
 });

@@ -1,9 +1,12 @@
 // The build (npm run build, which `npm test` runs first): dist/ holds the package's entries as
 // package.json exports them, and the compiled code starts its worker threads from their compiled
 // module files, with no TypeScript loader: the verifier thread, the WAL checkpointer and the
-// `ledger verify` pool each answer from dist/.
+// `ledger verify` pool each answer from dist/. And `ledger` (bin/ledger.js) refuses to run a dist/
+// older than src/, or none.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -81,4 +84,37 @@ test('the compiled `ledger verify` pool runs chunks on its workers', async () =>
   } finally {
     await pool.close();
   }
+});
+
+/** A checkout in `root`: the real bin/ledger.js, a dist/ whose main only says it ran, built at `builtAt`, one source file changed at `changedAt` (seconds). */
+function checkout(root: string, times: { builtAt: number; changedAt: number } | null): void {
+  mkdirSync(join(root, 'bin'), { recursive: true });
+  copyFileSync(fileURLToPath(new URL('../../bin/ledger.js', import.meta.url)), join(root, 'bin', 'ledger.js'));
+  mkdirSync(join(root, 'src', 'api'), { recursive: true });
+  writeFileSync(join(root, 'src', 'api', 'app.ts'), 'export {};\n');
+  if (!times) return;
+  mkdirSync(join(root, 'dist', 'cli'), { recursive: true });
+  writeFileSync(join(root, 'dist', 'cli', 'main.js'), "console.log('dist ran');\n");
+  writeFileSync(join(root, 'dist', '.tsbuildinfo'), '{}');
+  utimesSync(join(root, 'dist', '.tsbuildinfo'), times.builtAt, times.builtAt);
+  utimesSync(join(root, 'src', 'api', 'app.ts'), times.changedAt, times.changedAt);
+}
+
+test('`ledger` refuses a dist/ older than src/ (and a missing one) with one line saying to build; runs a fresh one', () => {
+  const now = Math.floor(Date.now() / 1000);
+  const run = (name: string, times: { builtAt: number; changedAt: number } | null) => {
+    const root = join(dir, name);
+    checkout(root, times);
+    return spawnSync(process.execPath, [join(root, 'bin', 'ledger.js'), '--version'], { encoding: 'utf8', timeout: 30_000 });
+  };
+  const stale = run('stale', { builtAt: now - 60, changedAt: now });
+  assert.equal(stale.status, 1);
+  assert.equal(stale.stdout, '', 'the stale dist/ did not run');
+  assert.equal(stale.stderr, 'ledger: dist/ is older than src/: run `npm run build` first\n');
+  const missing = run('missing', null);
+  assert.equal(missing.status, 1);
+  assert.equal(missing.stderr, 'ledger: there is no dist/: run `npm run build` first\n');
+  const fresh = run('fresh', { builtAt: now, changedAt: now - 60 });
+  assert.equal(fresh.status, 0, fresh.stderr);
+  assert.equal(fresh.stdout, 'dist ran\n');
 });

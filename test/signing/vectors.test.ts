@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { decisionPayload, normaliseDecimal as callerNormalise } from '../../examples/canon-payload.mjs';
 import { canonicalJson, decisionContent, normaliseDecimal, readJson, type JsonValue } from '../../src/core/index.ts';
 import { verifyEd25519 } from '../../src/core/ed25519.ts';
+import { decisionPayload as clientPayload, LedgerValidationError, type DecisionFields } from '../../src/client/index.ts';
 import { forEachStore } from '../support/stores.ts';
 import { idempotencyKey, testApp } from '../support/app.ts';
 import { call, keypairFromSeed, registerKey, sign } from './helpers.ts';
@@ -78,7 +79,7 @@ await forEachStore('signing vectors through the service', (kind) => {
   });
 });
 
-test('property: the caller-side builder and the service core agree on decimals and on whole payloads', () => {
+test('property: the caller-side builders and the service core agree on decimals and on whole payloads; the client refuses what the core refuses', () => {
   const decimalText = fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.option(fc.stringMatching(/^[0-9]{1,12}$/)), fc.option(fc.integer({ min: -40, max: 40 })))
     .map(([neg, int, frac, exp]) => `${neg ? '-' : ''}${int}${frac === null ? '' : `.${frac}`}${exp === null ? '' : `e${exp}`}`);
   fc.assert(fc.property(decimalText, (text) => {
@@ -99,13 +100,24 @@ test('property: the caller-side builder and the service core agree on decimals a
     thesis: fc.option(fc.string({ unit: 'grapheme', maxLength: 40 }), { nil: undefined }),
     metadata: fc.option(metadata, { nil: undefined }),
   }, { requiredKeys: ['symbol', 'action'] });
+  let refused = 0;
+  let accepted = 0;
   fc.assert(fc.property(fields, fc.string({ minLength: 1, maxLength: 20, unit: 'grapheme' }), (f, nonce) => {
     const plain = JSON.parse(JSON.stringify(f)) as Record<string, unknown>;
     const text = JSON.stringify(plain);
     const read = readJson(text);
     assert.ok(read.ok);
     const core = decisionContent({ agent: 'prop-agent', fields: read.value as { [k: string]: JsonValue }, nonce, now: new Date() });
-    if (!core.ok) return; // refused by the service: nothing to compare
+    if (!core.ok) {
+      // Refused by the service: the client library refuses it too, before signing, naming the same field.
+      refused++;
+      assert.throws(() => clientPayload('prop-agent', plain as DecisionFields, nonce), (err: unknown) =>
+        err instanceof LedgerValidationError && err.param === (core.error.param || undefined));
+      return;
+    }
+    accepted++;
     assert.equal(decisionPayload({ agent: 'prop-agent', fields: plain, nonce }), canonicalJson(core.document));
+    assert.equal(clientPayload('prop-agent', plain as DecisionFields, nonce).payload, canonicalJson(core.document));
   }), { numRuns: 300 });
+  assert.ok(refused > 0 && accepted > 0, `both sides of the property ran: ${accepted} accepted, ${refused} refused`);
 });

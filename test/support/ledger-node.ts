@@ -25,7 +25,8 @@ export class LedgerNode {
   private log = '';
   private exit: Promise<number | string | null> = Promise.resolve(null);
 
-  constructor(readonly name: string, readonly port: number, private env: Record<string, string>, private readonly cwd: string) {}
+  /** `wrapper`: a command the service runs under (e.g. `['fiu-run', '-x']`): it must exec the service or trace it. */
+  constructor(readonly name: string, readonly port: number, private env: Record<string, string>, private readonly cwd: string, private wrapper: string[] = []) {}
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -45,10 +46,12 @@ export class LedgerNode {
   }
 
   /** Starts the process (with `env` added to its environment from now on) and waits until /healthz answers. */
-  async start(env: Record<string, string> = {}, timeoutMs = 30_000): Promise<void> {
+  async start(env: Record<string, string> = {}, timeoutMs = 30_000, wrapper?: string[]): Promise<void> {
     if (this.running) throw new Error(`${this.name} is already running`);
     this.env = { ...this.env, ...env };
-    const child = spawn(process.execPath, [LEDGER_BIN, 'serve'], {
+    if (wrapper) this.wrapper = wrapper;
+    const [command, ...args] = [...this.wrapper, process.execPath, LEDGER_BIN, 'serve'];
+    const child = spawn(command!, args, {
       cwd: this.cwd,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...NODE_DEFAULT_ENV, ...this.env, PORT: String(this.port) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -135,7 +135,9 @@ export class SqliteStore implements LedgerStore {
     if (this.db.open) this.db.close();
   }
 
+  /** Fails after a failed WAL fsync too: the database answers, but this process may write nothing more. */
   async ping(): Promise<void> {
+    this.walSync?.assertHealthy();
     this.db.prepare('SELECT 1').get();
   }
 

@@ -6,7 +6,9 @@
 // NORMAL still syncs the WAL before and the database after every checkpoint.
 //
 // A failed fsync is final: on Linux a later fsync can succeed without the lost pages ever having
-// reached the disk, so after one failure every append fails until the process restarts.
+// reached the disk, so after one failure every append fails until the process restarts, and the
+// store's ping fails too (/readyz answers 503: a load balancer stops sending writes here). The
+// cause is told once, to the write whose sync failed; every refusal after it says only that.
 import { open, type FileHandle } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { StoreUnavailable } from '../port.ts';
@@ -16,6 +18,8 @@ export class WalSync {
   /** Handles of a replaced WAL file; closed with the store, never under a running sync. */
   private readonly replaced: Promise<FileHandle>[] = [];
   private failure: Error | null = null;
+  /** What every write is told after the failure (the cause went to the write whose sync failed). */
+  private refusal: Error | null = null;
   /** fsyncs done and their time in seconds, for the metrics. */
   readonly stats = { syncs: 0, seconds: 0 };
 
@@ -23,7 +27,11 @@ export class WalSync {
 
   /** Throws once a sync has failed: nothing more may be committed on a disk that lost writes. */
   assertHealthy(): void {
-    if (this.failure) throw this.failure;
+    if (this.failure) throw this.refused();
+  }
+
+  private refused(): Error {
+    return (this.refusal ??= new StoreUnavailable('writes are refused until restart: an fsync of the write-ahead log failed earlier', { cause: this.failure }));
   }
 
   /** Flushes everything committed to the WAL so far to stable storage. */
@@ -36,7 +44,8 @@ export class WalSync {
       this.stats.syncs++;
       this.stats.seconds += (performance.now() - started) / 1000;
     } catch (err) {
-      this.failure ??= new StoreUnavailable(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`, { cause: err });
+      if (this.failure) throw this.refused(); // a sync in flight beside the first failure
+      this.failure = new StoreUnavailable(`fsync of the write-ahead log failed; refusing further writes until restart: ${(err as Error).message}`, { cause: err });
       throw this.failure;
     }
   }

@@ -1,4 +1,4 @@
-// The benchmark reports' median and its distribution-free interval.
+// Tooling self-test (test/tooling/, reported apart from the product tests): the benchmark reports' median and its distribution-free interval.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { median, medianInterval } from '../../bench/stats.ts';

@@ -1,7 +1,7 @@
-// The property test's sizes: CI's defaults, and the nightly mode's LEDGER_PROPERTY_RUNS bodies per store.
+// Tooling self-test (test/tooling/, reported apart from the product tests): the property test's sizes: CI's defaults, and the nightly mode's LEDGER_PROPERTY_RUNS bodies per store.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_RUNS, nightly, propertyRuns } from './runs.ts';
+import { DEFAULT_RUNS, nightly, propertyRuns } from '../property/runs.ts';
 
 test('without LEDGER_PROPERTY_RUNS, CI keeps its sizes', () => {
   assert.deepEqual(propertyRuns('sqlite', {}), DEFAULT_RUNS.sqlite);
