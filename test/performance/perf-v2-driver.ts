@@ -55,7 +55,7 @@ export function stepwise(w: World, steps: Step[]): { state: EngineState; states:
       decisions: fresh, through: step.through, benchmark: inRange(w.benchmark.closes, state.valued_through, step.through),
       benchmarkBase: state.inception === null ? base(w, fresh) : undefined, closes: closesFor(w, state.valued_through, step.through), actions: step.actions,
     });
-    if (got.ok) state = got.state;
+    if (got.ok) state = JSON.parse(JSON.stringify(got.state)) as EngineState; // stored as JSON between steps, as the service does
     else {
       restarts++;
       state = fromScratch(w, step.through, decisions, actions);
