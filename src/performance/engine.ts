@@ -804,6 +804,14 @@ function summariseState(s: EngineState, column: 2 | 3) {
   return summarise(money(new Dec(s.start_value)), inceptionDate, values, bench);
 }
 
+/** perf_v2: symbols whose corporate actions the next `advance` needs: those whose closes it reads, every symbol ever held, the benchmark. */
+export function actionSymbols(s: EngineState, newSymbols: Iterable<string>): string[] {
+  const set = new Set<string>(symbolsNeeded(s, newSymbols));
+  for (const [symbol] of s.corporate?.held_from ?? []) set.add(symbol);
+  set.add(s.benchmark.symbol);
+  return [...set].sort();
+}
+
 /** Symbols whose closes the next `advance` needs: held, with pending outcomes, or in the new records. */
 export function symbolsNeeded(s: EngineState, newSymbols: Iterable<string>): string[] {
   const set = new Set<string>(newSymbols);
