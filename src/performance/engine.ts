@@ -515,7 +515,12 @@ class Timeline {
     this.nextPay = corp.receivables[0]?.[0] ?? null;
   }
 
-  /** Fractions cut by an action dated up to `date` are paid in cash at the close of their date (else this close, else their mark). */
+  /**
+   * Fractions cut by an action dated up to `date` are paid in cash at this close, the first
+   * valuation on or after their date (their ex-date's own close when it is a trading day), else at
+   * their re-based mark. Only this step's closes are read, so a step and a computation from
+   * scratch pay the same price.
+   */
   private payInLieu(date: string): void {
     const { book, corp } = this;
     if (corp.in_lieu.length === 0) return;
@@ -526,7 +531,7 @@ class Timeline {
         still.push(line);
         continue;
       }
-      const price = this.closeOf.get(symbol)?.get(on) ?? this.closeOf.get(symbol)?.get(date) ?? mark;
+      const price = this.closeOf.get(symbol)?.get(date) ?? mark;
       const before = plain(book.cash);
       const amount = new Dec(fraction).times(price);
       book.cash = book.cash.plus(amount);
