@@ -549,6 +549,8 @@ class Timeline {
    */
   private benchmarkActions(date: string, close: string): void {
     const { corp } = this;
+    const due = this.benchQueue[this.bi];
+    if (due === undefined || (effectiveDate(due) as string) > date) return;
     let total = new Dec(corp.benchmark.total);
     let price = new Dec(corp.benchmark.price);
     let dividends: D | null = null;
