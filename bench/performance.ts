@@ -6,10 +6,14 @@
 //   (b) the report brought up to date after one new decision (recorded through the record path),
 //       against the baseline of recording that decision; and after one new day of closes;
 //   (c) GET /v1/agents/{handle} p50/p99 with its portfolios and performance, against the same
-//       profile on a service without the performance wing, in the same run.
-// Targets (issue 14): from scratch < 1 s; incremental and profile read p99 < 20 ms.
+//       profile on a service without the performance wing, in the same run;
+//   (e) the perf_v2 report from scratch with --actions corporate actions per symbol (splits,
+//       reverse splits, cash and stock dividends, over the agent's years, the benchmark's too),
+//       against (a), perf_v1 from scratch, in the same run.
+// Targets (issue 14): from scratch < 1 s; incremental and profile read p99 < 20 ms; (issue 25)
+// perf_v2 from scratch with 40 actions per held symbol < 1 s.
 //
-//   npm run bench -- performance [--decisions 100000] [--years 5] [--reads 400] [--no-postgres]
+//   npm run bench -- performance [--decisions 100000] [--years 5] [--reads 400] [--actions 40] [--no-postgres]
 //
 // What is measured is the compiled service in dist/ (what `ledger serve` runs; `npm run bench`
 // builds it first), not src/ through tsx, whose keepNames wrapper on every closure made from
@@ -21,6 +25,7 @@ import { signatureChecker } from '../dist/ledger/signing.js';
 import type { Clock } from '../dist/ledger/clock.js';
 import { SyntheticMarketData } from '../dist/market/synthetic.js';
 import { readDecisions } from '../dist/performance/inputs.js';
+import type { ActionInput } from '../dist/performance/actions.js';
 import { PerformanceService } from '../dist/performance/service.js';
 import type { MarketStore, PriceObservation } from '../dist/store/market-port.js';
 import { openStore } from '../dist/store/open.js';
@@ -30,7 +35,7 @@ import { benchStores, freshPostgres, freshSqlite, storeName, type BenchDatabase 
 import { fixed, integerFlag, markdownTable, progress, quantile, suiteFlags } from './harness.ts';
 import { seed } from './seed.ts';
 
-export type PerformanceBenchOptions = { decisions: number; years: number; reads: number; postgres: boolean };
+export type PerformanceBenchOptions = { decisions: number; years: number; reads: number; actions: number; postgres: boolean };
 
 const GOAL = { scratchMs: 1000, incrementalMs: 20, readP99Ms: 20 };
 const DAY = 86_400_000;
@@ -41,9 +46,13 @@ export function performanceOptions(argv: string[]): PerformanceBenchOptions {
     decisions: { type: 'string', default: '100000' },
     years: { type: 'string', default: '5' },
     reads: { type: 'string', default: '400' },
+    actions: { type: 'string', default: '40' },
     'no-postgres': { type: 'boolean', default: false },
   });
-  return { decisions: integerFlag('decisions', v.decisions, 1), years: integerFlag('years', v.years, 1), reads: integerFlag('reads', v.reads, 10), postgres: !v['no-postgres'] };
+  return {
+    decisions: integerFlag('decisions', v.decisions, 1), years: integerFlag('years', v.years, 1), reads: integerFlag('reads', v.reads, 10), actions: integerFlag('actions', v.actions, 0),
+    postgres: !v['no-postgres'],
+  };
 }
 
 type Timing = { wall: number; cpu: number };
@@ -65,6 +74,10 @@ type Row = {
   outcomes: number[];
   chainPages: number[];
   outcomesCpu: number;
+  /** (e) perf_v2 from scratch (median of 3), the actions given and the events the report lists. */
+  scratchV2: Timing;
+  actionsGiven: number;
+  eventsApplied: number;
 };
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T } & Timing> {
@@ -125,6 +138,21 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     if (!computed.ok || computed.value.status !== 'computed') throw new Error('no report computed');
     const stored = await market.report(agent.id, 'model');
 
+    progress(`${storeName(kind)}: perf_v2 from scratch with ${o.actions} corporate actions per symbol`);
+    const actions = corporateActions(computed.value.report.inception as string, computed.value.report.as_of as string, o.actions);
+    const v2 = (m: MarketStore) => new PerformanceService({
+      store, market: m, provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2',
+      corporateActions: async (symbols) => actions.filter((a) => symbols.includes(a.symbol)),
+    });
+    await v2(forgetting(market)).report(agent, 'model'); // warm, as (a)'s first run
+    const v2Runs: Timing[] = [];
+    let eventsApplied = 0;
+    for (let i = 0; i < 3; i++) {
+      const run = await timed(() => v2(forgetting(market)).report(agent, 'model'));
+      v2Runs.push(run);
+      if (run.value.ok && run.value.value.status === 'computed') eventsApplied = run.value.value.report.corporate_actions?.events.length ?? 0;
+    }
+
     progress(`${storeName(kind)}: one decision at a time`);
     const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
     const { incremental, record } = await oneAtATime(ledger, store, market, synthetic, live, agent, seeded.whale.secret, 30);
@@ -149,11 +177,40 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
       firstScratch: { wall: first.wall, cpu: first.cpu }, scratch: { wall: median3('wall'), cpu: median3('cpu') },
       readInputs: { wall: inputs.wall, cpu: inputs.cpu }, ownRead: { wall: ownRead.wall, cpu: ownRead.cpu }, incremental, record, newDay: { wall: newDay.wall, cpu: newDay.cpu },
       profile, bareProfile, reportBytes: stored?.report.length ?? 0, ...pages,
+      scratchV2: { wall: median(v2Runs.map((r) => r.wall)), cpu: median(v2Runs.map((r) => r.cpu)) }, actionsGiven: actions.length, eventsApplied,
     };
   } finally {
     await store.close();
     await db.remove();
   }
+}
+
+const BENCH_SYMBOLS = ['AAPL', 'MSFT', 'NVDA', 'AMZN', 'GOOGL', 'META', 'TSLA', 'BTC/USD', 'ETH/USD', 'SPY', 'QQQ', 'AMD', 'NFLX', 'JPM', 'XOM', 'KO'];
+
+/**
+ * `perSymbol` corporate actions for each symbol the seeded agent trades (seed.ts's list, the
+ * benchmark SPY among them), spread evenly from its first record to its last valued day: every
+ * tenth a 2:1 split, every tenth (offset 5) a 1:2 reverse split, every seventh a 2 % stock
+ * dividend, the rest cash dividends paid three weeks after their ex-date; each learned a month
+ * before it goes ex.
+ */
+function corporateActions(inception: string, asOf: string, perSymbol: number): ActionInput[] {
+  const start = Date.parse(inception.slice(0, 10));
+  const span = Date.parse(asOf) - start;
+  const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const out: ActionInput[] = [];
+  for (const symbol of BENCH_SYMBOLS) {
+    for (let j = 0; j < perSymbol; j++) {
+      const at = start + Math.floor(((j + 0.5) * span) / perSymbol);
+      const ex = date(at);
+      const base = { provider_id: `${symbol}-${j}`, symbol, ex_date: ex, process_date: ex, payable_date: null, old_rate: null, new_rate: null, rate: null, seen_at: new Date(at - 30 * DAY).toISOString() };
+      if (j % 10 === 0) out.push({ ...base, type: 'forward_split', new_rate: '2', old_rate: '1' });
+      else if (j % 10 === 5) out.push({ ...base, type: 'reverse_split', new_rate: '1', old_rate: '2' });
+      else if (j % 7 === 0) out.push({ ...base, type: 'stock_dividend', rate: '0.02' });
+      else out.push({ ...base, type: 'cash_dividend', rate: '0.24', payable_date: date(at + 21 * DAY) });
+    }
+  }
+  return out;
 }
 
 /**
@@ -273,6 +330,9 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
     markdownTable(['store', 'valued days', 'from scratch ms (CPU)', 'first, closes fetched ms', 'of which its inputs read ms (CPU)', 'baseline: read records + observations ms (CPU)', 'ratio', `< ${GOAL.scratchMs} ms`],
       rows.map((r) => [storeName(r.kind), String(r.series), `${ms(r.scratch.wall)} (${ms(r.scratch.cpu)})`, ms(r.firstScratch.wall), `${ms(r.ownRead.wall)} (${ms(r.ownRead.cpu)})`,
         `${ms(r.readInputs.wall)} (${ms(r.readInputs.cpu)})`, fixed(r.scratch.wall / r.readInputs.wall), mark(r.scratch.wall < GOAL.scratchMs)])),
+    '',
+    markdownTable(['store', `perf_v2 from scratch, ${o.actions} actions per symbol, ms (CPU)`, 'actions given / events applied', 'baseline: perf_v1 from scratch ms (same run)', 'ratio', `< ${GOAL.scratchMs} ms`],
+      rows.map((r) => [storeName(r.kind), `${ms(r.scratchV2.wall)} (${ms(r.scratchV2.cpu)})`, `${r.actionsGiven} / ${r.eventsApplied}`, ms(r.scratch.wall), fixed(r.scratchV2.wall / r.scratch.wall), mark(r.scratchV2.wall < GOAL.scratchMs)])),
     '',
     markdownTable(['store', 'after one decision p50 / p99 ms', 'baseline: its POST p50 / p99 ms', 'ratio (p50)', `< ${GOAL.incrementalMs} ms (p99)`, 'after a new day ms (CPU)', 'stored report KB'],
       rows.map((r) => [storeName(r.kind), `${ms(median(r.incremental))} / ${ms(p99(r.incremental))}`, `${ms(median(r.record))} / ${ms(p99(r.record))}`,

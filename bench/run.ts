@@ -52,7 +52,7 @@ const SUITES: Record<string, Suite> = {
     },
   },
   performance: {
-    usage: '[--decisions 100000] [--years 5] [--reads 400] [--no-postgres]',
+    usage: '[--decisions 100000] [--years 5] [--reads 400] [--actions 40] [--no-postgres]',
     run: async (args) => {
       const m = await import('./performance.ts');
       return m.performanceBench(m.performanceOptions(args));

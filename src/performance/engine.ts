@@ -1,6 +1,10 @@
-// perf_v1, resumable: the accounting of portfolio.ts, the valuation of valueDaily and the outcomes
-// of outcomes.ts carried in a plain, serialisable state, so that a report grows with each new
-// record and each new close instead of being recomputed from the agent's first record.
+// perf_v1 and perf_v2, resumable: the accounting of portfolio.ts, the valuation of valueDaily and the
+// outcomes of outcomes.ts carried in a plain, serialisable state, so that a report grows with each
+// new record and each new close instead of being recomputed from the agent's first record.
+// perf_v2 values raw closes and applies corporate actions (actions.ts): splits and stock dividends
+// on the ex-date before the open, cash dividends accrued on the ex-date and paid on the payable
+// date, cash in lieu of fractions at the ex-date's close, a total-return benchmark (and the price
+// return beside it), the events applied and the restatements listed in the report.
 // Owns: the state, `advance` (apply records and closes after the state's `valued_through` date)
 // and `publish` (the public report of a state). Pure: no I/O, no clock; the input state is never
 // modified. Fed the same records and closes, from scratch or in any number of steps, it reaches
@@ -8,19 +12,27 @@
 //
 // Invariants that make resuming exact: every record not yet applied is dated (UTC) after
 // `valued_through`; every close up to `valued_through` has been used; no day is valued before the
-// date of a record already applied. `advance` refuses (`out_of_order`) a step that would break
-// one; the caller then starts again from scratch.
+// date of a record already applied; (perf_v2) every action event dated up to `corporate.applied_through`
+// is applied. `advance` refuses (`out_of_order`, or `restate` for a corporate action learned after
+// what it changes was valued) a step that would break one; the caller then starts again from
+// scratch with every input it knows, and the report lists the restatement (restatements depend on
+// the facts alone: an action learned after its effective date, so from scratch and step by step agree).
 
-import { Dec, money } from './numbers.ts';
+import { compareActions, effectiveDate, factKey, latestVersions, learnedLate, payDate, ratioText, termsOf, type ActionInput } from './actions.ts';
+import { Dec, money, plain } from './numbers.ts';
 import { addToDate, directionOf, firstIndexFrom, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
-import { METHOD, benchmarkValue, summarise, type SeriesRow } from './perf.ts';
+import { benchmarkValue, summarise, type SeriesRow } from './perf.ts';
+import type { Dec as D } from './numbers.ts';
 import {
   Book, START_VALUE, applyFill, decisionEffect, utcDate, type BookState, type Close, type DecisionInput, type FillFlags, type FillInput,
   type Note, type NoteCode,
 } from './portfolio.ts';
 import type { Metrics, RelativeMetrics } from './metrics.ts';
 
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
+export type Method = 'perf_v1' | 'perf_v2';
+/** The benchmark's basis in a perf_v2 report: dividends reinvested at the ex-date close (default), or not. */
+export type BenchmarkReturn = 'total' | 'price';
 /** Notes kept with their message (the newest); every note is counted by code. */
 export const RECENT_NOTES = 20;
 
@@ -36,8 +48,60 @@ const HORIZON_KEYS: HorizonKey[] = ['1d', '5d', '21d', 'stated'];
  */
 export type Pending = [symbol: string, date: string, price: string, direction: 1 | -1, seen: number, open: HorizonKey[], stated: number | string | null];
 
+/** A corporate action's effect on the portfolio, as the report lists it. */
+export type AppliedAction = {
+  date: string;
+  /** `ex`: the ex-date (shares changed, dividend accrued); `payable`: the dividend paid into cash; `in_lieu`: a fraction of a share paid in cash at the close. */
+  phase: 'ex' | 'payable' | 'in_lieu';
+  symbol: string;
+  type: string;
+  provider_id: string;
+  /** Share actions: `new:old` shares. */
+  ratio: string | null;
+  /** Cash dividends: cash per share. */
+  rate: string | null;
+  quantity_before: string;
+  quantity_after: string;
+  cash_before: string;
+  cash_after: string;
+  /** Cash accrued (ex), paid (payable) or paid in lieu (in_lieu); null when no cash moves. */
+  amount: string | null;
+  /** in_lieu: the fraction of a share and the close it was paid at. */
+  fraction?: string;
+  price?: string;
+};
+
+/** An action of the benchmark's symbol applied to its index. */
+export type BenchmarkEvent = { date: string; type: string; provider_id: string; ratio: string | null; rate: string | null; close: string; total_factor: string; price_factor: string };
+
+/** Why the report's figures from `from` on differ from those published before the action was known. */
+export type Restatement = { from: string; provider_id: string; type: string; symbol: string; reason: 'late_action' | 'correction'; seen_at: string };
+
+/** An action touching a holding that perf_v2 does not apply (another type, or unusable terms). */
+export type NotApplied = { date: string; symbol: string; type: string; provider_id: string; reason: string };
+
+/** perf_v2's corporate-action state. */
+export type CorporateState = {
+  /** Every version of every action given so far, in canonical order (actions.ts compareActions). */
+  actions: ActionInput[];
+  /** Action events dated up to this date are applied to the book (at least valued_through; more when a record of a later date was applied). */
+  applied_through: string | null;
+  /** [symbol, the date it was first held (after that date's records)], by symbol: an action on or before that date changes nothing. */
+  held_from: Array<[symbol: string, date: string]>;
+  /** Dividends accrued, not yet paid: [pay date, symbol, amount, provider id, type]. */
+  receivables: Array<[pay: string, symbol: string, amount: string, provider_id: string, type: string]>;
+  /** Fractions of shares to be paid in cash at the close of `date`: [date, symbol, fraction, value held meanwhile, mark, provider id, type]. */
+  in_lieu: Array<[date: string, symbol: string, fraction: string, held: string, mark: string, provider_id: string, type: string]>;
+  events: AppliedAction[];
+  restatements: Restatement[];
+  not_applied: NotApplied[];
+  /** The benchmark's index: the date of its base price, its factors (splits, and splits with dividends reinvested), its events. */
+  benchmark: { base_date: string | null; total: string; price: string; events: BenchmarkEvent[] };
+};
+
 export type EngineState = {
   version: typeof STATE_VERSION;
+  method: Method;
   portfolio: Portfolio;
   start_value: string;
   /** The first record's instant; the curve starts on its UTC date. */
@@ -45,8 +109,8 @@ export type EngineState = {
   /** Every close dated up to this date has been used (and every record dated up to it applied). */
   valued_through: string | null;
   book: BookState;
-  /** [date, value, benchmark value or null], 2 decimals. */
-  series: Array<[date: string, value: string, benchmark: string | null]>;
+  /** [date, value, benchmark value or null], 2 decimals; perf_v2: the benchmark's total return, then its price return. */
+  series: Array<[date: string, value: string, benchmark: string | null, price?: string | null]>;
   benchmark: { symbol: string; base_price: string | null; base_from: 'inception_price' | 'previous_close' | 'first_close' | null };
   pending: Pending[];
   /** Per horizon: [hits, counted]. */
@@ -57,11 +121,14 @@ export type EngineState = {
   flags: { cash_noted: boolean; short_noted: string[] };
   /** The last record applied (its instant and id): a broker fill sorting before it forces a recomputation. */
   last: { at: string; id: string } | null;
+  /** perf_v2 only (null in perf_v1). */
+  corporate: CorporateState | null;
 };
 
-export function startState(portfolio: Portfolio, benchmark: string, startValue: string = START_VALUE): EngineState {
+export function startState(portfolio: Portfolio, benchmark: string, startValue: string = START_VALUE, method: Method = 'perf_v1'): EngineState {
   return {
     version: STATE_VERSION,
+    method,
     portfolio,
     start_value: new Dec(startValue).toFixed(),
     inception: null,
@@ -75,6 +142,10 @@ export function startState(portfolio: Portfolio, benchmark: string, startValue: 
     notes: { counts: {}, recent: [] },
     flags: { cash_noted: false, short_noted: [] },
     last: null,
+    corporate: method === 'perf_v1' ? null : {
+      actions: [], applied_through: null, held_from: [], receivables: [], in_lieu: [], events: [], restatements: [], not_applied: [],
+      benchmark: { base_date: null, total: '1', price: '1', events: [] },
+    },
   };
 }
 
@@ -86,19 +157,25 @@ export type AdvanceInput = {
   through: string;
   /** The benchmark's closes dated after the state's valued_through, up to `through`, in date order. */
   benchmark: Close[];
-  /** The base of the benchmark, given once the first record is known (ignored after). */
-  benchmarkBase?: { price: string | null; from: EngineState['benchmark']['base_from'] };
-  /** Closes dated after valued_through up to `through` of every symbol held, pending or traded. */
+  /** The base of the benchmark, given once the first record is known (ignored after); `date`: the date of that price (perf_v2). */
+  benchmarkBase?: { price: string | null; from: EngineState['benchmark']['base_from']; date?: string | null };
+  /** Closes dated after valued_through up to `through` of every symbol held, pending or traded (perf_v2: raw). */
   closes: Record<string, Close[]>;
+  /**
+   * perf_v2: corporate actions as they become known, in any order, of the symbols of `closes` and
+   * of the benchmark. Facts already given (same provider id and seen_at) are ignored; one dated at
+   * or before what it changes was valued makes `advance` answer `restate`.
+   */
+  actions?: ActionInput[];
 };
 
-export type Advanced = { ok: true; state: EngineState } | { ok: false; reason: 'out_of_order'; message: string };
+export type Advanced = { ok: true; state: EngineState } | { ok: false; reason: 'out_of_order' | 'restate'; message: string; from?: string };
 
 /**
  * The new records in application order: their instants, ids and UTC dates, and how the i-th is
  * applied (one function for all of them, not a closure per record: there may be 100,000).
  */
-type Events = { length: number; at: (i: number) => string; id: (i: number) => string; dates: string[]; apply: (book: Book, i: number) => void };
+type Events = { length: number; at: (i: number) => string; id: (i: number) => string; symbol: (i: number) => string; dates: string[]; apply: (book: Book, i: number) => void };
 
 /** A copy deep enough that advancing it never touches `state` (the book is rebuilt from text anyway). */
 function copyOf(state: EngineState): EngineState {
@@ -111,6 +188,17 @@ function copyOf(state: EngineState): EngineState {
     counts: { ...state.counts },
     notes: { counts: { ...state.notes.counts }, recent: [...state.notes.recent] },
     flags: { cash_noted: state.flags.cash_noted, short_noted: [...state.flags.short_noted] },
+    corporate: state.corporate === null ? null : {
+      ...state.corporate,
+      actions: [...state.corporate.actions],
+      held_from: [...state.corporate.held_from],
+      receivables: [...state.corporate.receivables],
+      in_lieu: [...state.corporate.in_lieu],
+      events: [...state.corporate.events],
+      restatements: [...state.corporate.restatements],
+      not_applied: [...state.corporate.not_applied],
+      benchmark: { ...state.corporate.benchmark, events: [...state.corporate.benchmark.events] },
+    },
   };
 }
 
@@ -132,12 +220,20 @@ export function advance(state: EngineState, input: AdvanceInput): Advanced {
   if (s.valued_through !== null && input.through < s.valued_through) {
     return { ok: false, reason: 'out_of_order', message: `valued through ${s.valued_through}, asked to value through ${input.through}` };
   }
+  if (s.corporate !== null) {
+    const late = takeActions(s, s.corporate, input.actions ?? []);
+    if (late !== null) return late;
+  }
   if (s.inception === null && events.length > 0) {
     s.inception = events.at(0);
-    if (input.benchmarkBase) s.benchmark = { ...s.benchmark, base_price: input.benchmarkBase.price, base_from: input.benchmarkBase.from };
+    if (input.benchmarkBase) {
+      s.benchmark = { ...s.benchmark, base_price: input.benchmarkBase.price, base_from: input.benchmarkBase.from };
+      if (s.corporate !== null) s.corporate.benchmark = { ...s.corporate.benchmark, base_date: input.benchmarkBase.date ?? utcDate(events.at(0)) };
+    }
   }
   const book = Book.restore(s.book);
-  valueDays(s, book, events, input);
+  if (s.corporate === null) valueDays(s, book, events, input);
+  else new Timeline(s, s.corporate, book, events, input).run();
   if (events.length > 0) s.last = { at: events.at(events.length - 1), id: events.id(events.length - 1) };
   s.book = book.snapshot();
   log.close();
@@ -172,6 +268,7 @@ function eventsOf(s: EngineState, input: AdvanceInput, log: NoteLog): Events {
       length: decisions.length,
       at: (i) => (decisions[i] as DecisionInput).recorded_at,
       id: (i) => (decisions[i] as DecisionInput).id,
+      symbol: (i) => (decisions[i] as DecisionInput).symbol,
       dates: decisions.map((d) => utcDate(d.recorded_at)),
       apply: (book, i) => {
         const d = decisions[i] as DecisionInput;
@@ -191,6 +288,7 @@ function eventsOf(s: EngineState, input: AdvanceInput, log: NoteLog): Events {
     length: fills.length,
     at: (i) => (fills[i] as FillInput).executed_at,
     id: (i) => (fills[i] as FillInput).id,
+    symbol: (i) => (fills[i] as FillInput).symbol,
     dates: fills.map((f) => utcDate(f.executed_at)),
     apply: (book, i) => {
       const f = fills[i] as FillInput;
@@ -222,6 +320,294 @@ function valueDays(s: EngineState, book: Book, events: Events, input: AdvanceInp
     s.series.push([date, money(book.value()), base === null ? null : benchmarkValue(s.start_value, close, base)]);
   }
   while (next < events.length) events.apply(book, next++);
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf_v2: corporate actions
+
+/** The canonical copy of an action a state keeps (the fields perf_v2 reads, nothing else). */
+function kept(a: ActionInput): ActionInput {
+  return {
+    provider_id: a.provider_id, type: a.type, symbol: a.symbol, ex_date: a.ex_date ?? null, payable_date: a.payable_date ?? null, process_date: a.process_date ?? null,
+    old_rate: a.old_rate ?? null, new_rate: a.new_rate ?? null, rate: a.rate ?? null, special: a.special ?? null, seen_at: a.seen_at,
+  };
+}
+
+/**
+ * Adds the actions not known yet to the state. One whose provider id has a version (this one or
+ * another) dated where the valuation already used the book or the benchmark without it makes the
+ * step answer `restate` (from that date): the caller starts again from scratch.
+ */
+function takeActions(s: EngineState, corp: CorporateState, given: ActionInput[]): Advanced | null {
+  if (given.length === 0) return null;
+  const known = new Set(corp.actions.map(factKey));
+  const fresh: ActionInput[] = [];
+  for (const a of given) {
+    const key = factKey(a);
+    if (known.has(key)) continue;
+    known.add(key);
+    fresh.push(kept(a));
+  }
+  if (fresh.length === 0) return null;
+  const all = [...corp.actions, ...fresh];
+  const ids = new Set(fresh.map((a) => a.provider_id));
+  const heldFrom = new Map(corp.held_from);
+  const lastValued = s.series.at(-1)?.[0] ?? null;
+  let from: string | null = null;
+  let why: ActionInput | null = null;
+  for (const v of all) {
+    const date = effectiveDate(v);
+    if (!ids.has(v.provider_id) || date === null) continue;
+    const first = heldFrom.get(v.symbol);
+    const onBook = corp.applied_through !== null && date <= corp.applied_through && first !== undefined && first < date;
+    const onBenchmark = v.symbol === s.benchmark.symbol && lastValued !== null && date <= lastValued && (corp.benchmark.base_date === null || date > corp.benchmark.base_date);
+    if ((onBook || onBenchmark) && (from === null || date < from)) {
+      from = date;
+      why = v;
+    }
+  }
+  if (from !== null && why !== null) {
+    return { ok: false, reason: 'restate', from, message: `${why.type} ${why.provider_id} of ${why.symbol} (effective ${from}, learned ${why.seen_at}) changes what is valued from ${from}: compute again from scratch` };
+  }
+  corp.actions = all.sort(compareActions);
+  return null;
+}
+
+/** The text of the later of two dates (null is earliest). */
+const later = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : a > b ? a : b);
+
+/**
+ * One perf_v2 step: records, action events and valuation days interleaved by date. On a date,
+ * actions go first (before the open: dividends accrued on the holding at the previous close,
+ * then stock dividends and splits), then dividends payable that day, then the records; the
+ * valuation at the close comes last, after the benchmark's own actions and the cash in lieu of
+ * fractions paid at that close.
+ */
+class Timeline {
+  private readonly closeOf = new Map<string, Map<string, string>>();
+  private readonly heldFrom: Map<string, string>;
+  private readonly latest: Map<string, ActionInput>;
+  private readonly versions = new Map<string, number>();
+  /** The portfolio's action versions dated after applied_through, in canonical order, and the next one's index and date. */
+  private readonly queue: ActionInput[];
+  private qi = 0;
+  /** The benchmark's action versions dated after its last valued day (or its base). */
+  private readonly benchQueue: ActionInput[];
+  private bi = 0;
+  private next = 0;
+  private nextPay: string | null = null;
+
+  constructor(
+    private readonly s: EngineState,
+    private readonly corp: CorporateState,
+    private readonly book: Book,
+    private readonly events: Events,
+    private readonly input: AdvanceInput,
+  ) {
+    for (const [symbol, list] of Object.entries(input.closes)) this.closeOf.set(symbol, new Map(list.map((c) => [c.date, c.close])));
+    this.heldFrom = new Map(corp.held_from);
+    this.latest = latestVersions(corp.actions);
+    for (const a of corp.actions) this.versions.set(a.provider_id, (this.versions.get(a.provider_id) ?? 0) + 1);
+    const after = corp.applied_through;
+    this.queue = corp.actions.filter((a) => { const d = effectiveDate(a); return d !== null && (after === null || d > after); });
+    const benchAfter = s.series.at(-1)?.[0] ?? corp.benchmark.base_date;
+    this.benchQueue = corp.actions.filter((a) => { const d = effectiveDate(a); return a.symbol === s.benchmark.symbol && d !== null && (benchAfter === null || d > benchAfter); });
+    this.nextPay = corp.receivables.reduce<string | null>((m, r) => (m === null || r[0] < m ? r[0] : m), null);
+  }
+
+  run(): void {
+    const { s, book, input } = this;
+    const inceptionDate = s.inception === null ? null : utcDate(s.inception);
+    for (const { date, close } of input.benchmark) {
+      if (s.valued_through !== null && date <= s.valued_through) continue;
+      if (date > input.through) break;
+      if (inceptionDate === null || date < inceptionDate) continue;
+      this.applyThrough(date);
+      this.benchmarkActions(date, close);
+      for (const symbol of [...book.holdings.keys()]) {
+        const c = this.closeOf.get(symbol)?.get(date);
+        if (c !== undefined) book.mark(symbol, new Dec(c));
+      }
+      this.payInLieu(date);
+      s.series.push([date, money(book.value()), ...this.benchmarkValues(close)]);
+    }
+    const lastRecord = this.events.length > 0 ? (this.events.dates[this.events.length - 1] as string) : null;
+    const limit = later(input.through, lastRecord) as string;
+    this.applyThrough(limit);
+    this.corp.applied_through = later(this.corp.applied_through, limit);
+    this.corp.held_from = [...this.heldFrom].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** Everything dated up to `limit`: action events, payments and records, in that order on each date. */
+  private applyThrough(limit: string): void {
+    const { events } = this;
+    for (;;) {
+      const a = this.queue[this.qi];
+      const aDate = a === undefined ? null : (effectiveDate(a) as string);
+      const t = aDate === null ? this.nextPay : this.nextPay === null || aDate <= this.nextPay ? aDate : this.nextPay;
+      const r = this.next < events.length ? (events.dates[this.next] as string) : null;
+      if (t !== null && t <= limit && (r === null || t <= r)) {
+        if (a !== undefined && aDate === t) {
+          this.qi++;
+          this.action(a, t);
+        } else this.pay(t);
+        continue;
+      }
+      if (r === null || r > limit) return;
+      const i = this.next++;
+      events.apply(this.book, i);
+      const symbol = events.symbol(i);
+      if (!this.heldFrom.has(symbol) && this.book.holdings.has(symbol)) this.heldFrom.set(symbol, r);
+    }
+  }
+
+  /** One version of an action on its date, on the holding as it is before that day's open. */
+  private action(a: ActionInput, date: string): void {
+    const { book, corp } = this;
+    if (!book.holdings.has(a.symbol)) return; // not held: nothing to do
+    const inForce = this.latest.get(a.provider_id) as ActionInput;
+    if (inForce !== a) {
+      if (learnedLate(inForce, date)) this.restated(date, inForce, 'correction');
+      return;
+    }
+    if (learnedLate(a, date)) this.restated(date, a, (this.versions.get(a.provider_id) ?? 1) > 1 ? 'correction' : 'late_action');
+    const terms = termsOf(a);
+    if (terms.kind === 'none') {
+      corp.not_applied.push({ date, symbol: a.symbol, type: a.type, provider_id: a.provider_id, reason: terms.reason });
+      return;
+    }
+    const cash = plain(book.cash);
+    if (terms.kind === 'cash') {
+      const q = book.quantity(a.symbol);
+      const amount = q.times(terms.rate);
+      book.receivable = book.receivable.plus(amount);
+      const pay = payDate(a, date);
+      corp.receivables.push([pay, a.symbol, plain(amount), a.provider_id, a.type]);
+      corp.receivables.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)); // stable: same pay date in the order accrued
+      this.nextPay = corp.receivables[0]?.[0] ?? null;
+      const qty = plain(q);
+      corp.events.push({ date, phase: 'ex', symbol: a.symbol, type: a.type, provider_id: a.provider_id, ratio: null, rate: plain(terms.rate), quantity_before: qty, quantity_after: qty, cash_before: cash, cash_after: cash, amount: plain(amount) });
+      return;
+    }
+    const r = book.rebase(a.symbol, terms.num, terms.den, terms.places);
+    if (!r.fraction.isZero()) {
+      const held = r.fraction.times(r.mark);
+      book.receivable = book.receivable.plus(held);
+      corp.in_lieu.push([date, a.symbol, plain(r.fraction), plain(held), plain(r.mark), a.provider_id, a.type]);
+    }
+    corp.events.push({
+      date, phase: 'ex', symbol: a.symbol, type: a.type, provider_id: a.provider_id, ratio: ratioText(a), rate: a.type === 'stock_dividend' ? a.rate : null,
+      quantity_before: plain(r.before), quantity_after: plain(r.after), cash_before: cash, cash_after: cash, amount: null,
+    });
+  }
+
+  /** Dividends payable on `date` move from receivable into cash. */
+  private pay(date: string): void {
+    const { book, corp } = this;
+    while (corp.receivables.length > 0 && (corp.receivables[0] as CorporateState['receivables'][number])[0] <= date) {
+      const [, symbol, amount, provider_id, type] = corp.receivables.shift() as CorporateState['receivables'][number];
+      const before = plain(book.cash);
+      book.cash = book.cash.plus(amount);
+      book.receivable = book.receivable.minus(amount);
+      const qty = plain(book.quantity(symbol));
+      corp.events.push({ date, phase: 'payable', symbol, type, provider_id, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: before, cash_after: plain(book.cash), amount });
+    }
+    this.nextPay = corp.receivables[0]?.[0] ?? null;
+  }
+
+  /**
+   * Fractions cut by an action dated up to `date` are paid in cash at this close, the first
+   * valuation on or after their date (their ex-date's own close when it is a trading day), else at
+   * their re-based mark. Only this step's closes are read, so a step and a computation from
+   * scratch pay the same price.
+   */
+  private payInLieu(date: string): void {
+    const { book, corp } = this;
+    if (corp.in_lieu.length === 0) return;
+    const still: CorporateState['in_lieu'] = [];
+    for (const line of corp.in_lieu) {
+      const [on, symbol, fraction, held, mark, provider_id, type] = line;
+      if (on > date) {
+        still.push(line);
+        continue;
+      }
+      const price = this.closeOf.get(symbol)?.get(date) ?? mark;
+      const before = plain(book.cash);
+      const amount = new Dec(fraction).times(price);
+      book.cash = book.cash.plus(amount);
+      book.receivable = book.receivable.minus(held);
+      const qty = plain(book.quantity(symbol));
+      corp.events.push({ date: on, phase: 'in_lieu', symbol, type, provider_id, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: before, cash_after: plain(book.cash), amount: plain(amount), fraction, price });
+    }
+    corp.in_lieu = still;
+  }
+
+  /**
+   * The benchmark's actions dated up to `date` (after its last valued day): dividends per share
+   * held at the previous close, reinvested at this close in the total-return index; splits and
+   * stock dividends multiply both indices.
+   */
+  private benchmarkActions(date: string, close: string): void {
+    const { corp } = this;
+    const due = this.benchQueue[this.bi];
+    if (due === undefined || (effectiveDate(due) as string) > date) return;
+    let total = new Dec(corp.benchmark.total);
+    let price = new Dec(corp.benchmark.price);
+    let dividends: D | null = null;
+    const applied: ActionInput[] = [];
+    for (; this.bi < this.benchQueue.length; this.bi++) {
+      const a = this.benchQueue[this.bi] as ActionInput;
+      const on = effectiveDate(a) as string;
+      if (on > date) break;
+      const inForce = this.latest.get(a.provider_id) as ActionInput;
+      if (inForce !== a) {
+        if (learnedLate(inForce, on)) this.restated(on, inForce, 'correction');
+        continue;
+      }
+      if (learnedLate(a, on)) this.restated(on, a, (this.versions.get(a.provider_id) ?? 1) > 1 ? 'correction' : 'late_action');
+      const terms = termsOf(a);
+      if (terms.kind === 'none') {
+        corp.not_applied.push({ date: on, symbol: a.symbol, type: a.type, provider_id: a.provider_id, reason: `benchmark: ${terms.reason}` });
+        continue;
+      }
+      if (terms.kind === 'cash') {
+        const cash = total.times(terms.rate);
+        dividends = dividends === null ? cash : dividends.plus(cash);
+      } else {
+        total = total.times(terms.num).div(terms.den);
+        price = price.times(terms.num).div(terms.den);
+      }
+      applied.push(a);
+    }
+    if (applied.length === 0) return;
+    if (dividends !== null) total = total.plus(dividends.div(close));
+    corp.benchmark = { ...corp.benchmark, total: plain(total), price: plain(price), events: [...corp.benchmark.events] };
+    for (const a of applied) {
+      corp.benchmark.events.push({
+        date: effectiveDate(a) as string, type: a.type, provider_id: a.provider_id, ratio: ratioText(a), rate: a.type === 'cash_dividend' || a.type === 'stock_dividend' ? a.rate : null,
+        close, total_factor: corp.benchmark.total, price_factor: corp.benchmark.price,
+      });
+    }
+  }
+
+  /** B_d = start × close_d × factor / base, 2 decimals: total return, then price return (null without a base). */
+  private benchmarkValues(close: string): [string | null, string | null] {
+    const base = this.s.benchmark.base_price;
+    if (base === null) return [null, null];
+    const { total, price } = this.corp.benchmark;
+    const at = (factor: string) => (factor === '1' ? benchmarkValue(this.s.start_value, close, base) : money(new Dec(this.s.start_value).times(close).times(factor).div(base)));
+    return [at(total), at(price)];
+  }
+
+  /** The report is restated from `from` because of `a`: one row per provider id, from its earliest date. */
+  private restated(from: string, a: ActionInput, reason: Restatement['reason']): void {
+    const list = this.corp.restatements;
+    const i = list.findIndex((r) => r.provider_id === a.provider_id);
+    if (i >= 0 && (list[i] as Restatement).from <= from) return;
+    const row: Restatement = { from, provider_id: a.provider_id, type: a.type, symbol: a.symbol, reason, seen_at: a.seen_at };
+    if (i >= 0) list[i] = row;
+    else list.push(row);
+  }
 }
 
 /** Registers a priced, directional decision whose outcomes are to come (outcomes.ts rules). */
@@ -326,7 +712,7 @@ function record(s: EngineState, h: HorizonKey, hit: boolean): void {
 export type Caveat = { code: string; message: string };
 
 export type PublishedReport = {
-  method: typeof METHOD;
+  method: Method;
   portfolio: Portfolio;
   basis: 'decisions_at_receipt_price' | 'trade_derived';
   synthetic: boolean;
@@ -337,36 +723,43 @@ export type PublishedReport = {
   start_value: string;
   series: SeriesRow[];
   metrics: Metrics & RelativeMetrics;
-  benchmark: EngineState['benchmark'] & { basis: 'price_return'; metrics: Metrics | null };
+  benchmark: EngineState['benchmark'] & { basis: 'price_return' | 'total_return'; metrics: Metrics | null; events?: BenchmarkEvent[] };
   hit_rate: Record<HorizonKey, HitRate> | null;
-  holdings: { cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }> };
+  holdings: { cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }>; receivable?: string };
   records: EngineState['counts'] & { pending_outcomes: number };
   notes: EngineState['notes'];
+  /** perf_v2: the corporate actions applied (and not), and whether the figures were restated. */
+  corporate_actions?: { events: AppliedAction[]; not_applied: NotApplied[] };
+  restatement?: { from: string; actions: Restatement[] } | null;
 };
+
+export type PublishOptions = { benchmark_return?: BenchmarkReturn };
 
 /**
  * The public report of a state: series with daily returns, every metric, hit rates, holdings.
  * `previous`, the report of an earlier state of the same computation, lends its series and
- * metrics when no day was valued since (they depend on the series alone).
+ * metrics when no day was valued since (they depend on the series alone). perf_v2: the benchmark
+ * is its total return unless `benchmark_return` is 'price'.
  */
-export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, previous: PublishedReport | null = null): PublishedReport {
-  const same = previous !== null && previous.series.length === s.series.length && previous.inception === s.inception;
-  const { series, metrics, benchmarkMetrics } = same ? { series: previous.series, metrics: previous.metrics, benchmarkMetrics: previous.benchmark.metrics } : summariseState(s);
+export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, previous: PublishedReport | null = null, options: PublishOptions = {}): PublishedReport {
+  const basis = s.corporate !== null && options.benchmark_return !== 'price' ? 'total_return' : 'price_return';
+  const same = previous !== null && previous.series.length === s.series.length && previous.inception === s.inception && previous.benchmark.basis === basis;
+  const { series, metrics, benchmarkMetrics } = same ? { series: previous.series, metrics: previous.metrics, benchmarkMetrics: previous.benchmark.metrics } : summariseState(s, basis === 'total_return' || s.corporate === null ? 2 : 3);
   const hit_rate = s.portfolio === 'model'
     ? Object.fromEntries(HORIZON_KEYS.map((h) => [h, hitRateOf(s.hits[h][0], s.hits[h][1])])) as Record<HorizonKey, HitRate>
     : null;
-  return {
-    method: METHOD,
+  const report: PublishedReport = {
+    method: s.method,
     portfolio: s.portfolio,
     basis: s.portfolio === 'model' ? 'decisions_at_receipt_price' : 'trade_derived',
     synthetic: meta.synthetic,
-    caveats: meta.caveats,
+    caveats: s.corporate === null ? meta.caveats : [...meta.caveats, ...corporateCaveats(s, s.corporate, basis)],
     inception: s.inception,
     as_of: s.valued_through,
     start_value: money(new Dec(s.start_value)),
     series,
     metrics,
-    benchmark: { ...s.benchmark, basis: 'price_return', metrics: benchmarkMetrics },
+    benchmark: { ...s.benchmark, basis, metrics: benchmarkMetrics },
     hit_rate,
     holdings: {
       cash: s.book.cash,
@@ -375,13 +768,55 @@ export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Cav
     records: { ...s.counts, pending_outcomes: s.pending.length },
     notes: s.notes,
   };
+  if (s.corporate !== null) {
+    const c = s.corporate;
+    report.benchmark.events = c.benchmark.events;
+    report.holdings.receivable = s.book.receivable ?? '0';
+    report.corporate_actions = { events: c.events, not_applied: c.not_applied };
+    const actions = [...c.restatements].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : a.provider_id < b.provider_id ? -1 : a.provider_id > b.provider_id ? 1 : 0));
+    report.restatement = actions.length === 0 ? null : { from: (actions[0] as Restatement).from, actions };
+  }
+  return report;
 }
 
-function summariseState(s: EngineState) {
+/** The caveats a perf_v2 state gives of itself: the benchmark's basis, restatements, actions not applied. */
+function corporateCaveats(s: EngineState, c: CorporateState, basis: 'price_return' | 'total_return'): Caveat[] {
+  const list: Caveat[] = [];
+  const symbol = s.benchmark.symbol;
+  list.push(basis === 'total_return'
+    ? { code: 'benchmark_total_return', message: `Benchmark ${symbol}: total return from raw closes, splits applied on their ex-date and dividends reinvested at the ex-date close (benchmark_return=price for the price return).` }
+    : { code: 'benchmark_price_return', message: `Benchmark ${symbol}: price return from raw closes, splits applied on their ex-date, dividends not reinvested (asked with benchmark_return=price).` });
+  list.push({ code: 'corporate_actions_applied', message: 'Raw closes; splits and stock dividends change the holdings on their ex-date, cash dividends are accrued on the ex-date and paid into cash on the payable date, fractions left by a reverse split are paid in cash at the ex-date close.' });
+  const restated = [...c.restatements].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
+  if (restated.length > 0) {
+    const why = restated.map((r) => `${r.reason === 'correction' ? 'a correction of' : 'the late'} ${r.type} ${r.provider_id} of ${r.symbol} (learned ${r.seen_at}, effective ${r.from})`).join('; ');
+    list.push({ code: 'restated', message: `Restated from ${(restated[0] as Restatement).from}: ${why}. Figures before that date are as first published.` });
+  }
+  const groups = new Map<string, NotApplied[]>();
+  for (const n of c.not_applied) {
+    const key = `${n.type}\n${n.symbol}`;
+    groups.set(key, [...(groups.get(key) ?? []), n]);
+  }
+  for (const rows of groups.values()) {
+    const first = rows[0] as NotApplied;
+    list.push({ code: 'corporate_action_not_applied', message: `${first.type} of ${first.symbol} (${rows.map((r) => `${r.date}, ${r.provider_id}`).join('; ')}) touches ${first.reason.startsWith('benchmark:') ? 'the benchmark' : 'a holding'} and is not applied: ${first.reason.replace(/^benchmark: /, '')}; the holding is left as it was.` });
+  }
+  return list;
+}
+
+function summariseState(s: EngineState, column: 2 | 3) {
   const inceptionDate = s.inception === null ? null : utcDate(s.inception);
   const values = s.series.map(([date, value]) => ({ date, value }));
-  const bench = s.benchmark.base_price === null ? null : s.series.map(([date, , b]) => ({ date, value: b as string }));
+  const bench = s.benchmark.base_price === null ? null : s.series.map((row) => ({ date: row[0], value: row[column] as string }));
   return summarise(money(new Dec(s.start_value)), inceptionDate, values, bench);
+}
+
+/** perf_v2: symbols whose corporate actions the next `advance` needs: those whose closes it reads, every symbol ever held, the benchmark. */
+export function actionSymbols(s: EngineState, newSymbols: Iterable<string>): string[] {
+  const set = new Set<string>(symbolsNeeded(s, newSymbols));
+  for (const [symbol] of s.corporate?.held_from ?? []) set.add(symbol);
+  set.add(s.benchmark.symbol);
+  return [...set].sort();
 }
 
 /** Symbols whose closes the next `advance` needs: held, with pending outcomes, or in the new records. */
@@ -389,6 +824,7 @@ export function symbolsNeeded(s: EngineState, newSymbols: Iterable<string>): str
   const set = new Set<string>(newSymbols);
   for (const [symbol] of s.book.holdings) set.add(symbol);
   for (const p of s.pending) set.add(p[0]);
+  for (const line of s.corporate?.in_lieu ?? []) set.add(line[1]);
   return [...set].sort();
 }
 

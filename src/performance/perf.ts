@@ -48,15 +48,16 @@ export function calendarOf(benchmark: BenchmarkInput, asOf?: string): string[] {
   return benchmark.closes.map((c) => c.date).filter((d) => asOf === undefined || d <= asOf);
 }
 
-export type Base = { price: string | null; from: PerformanceReport['benchmark']['base_from'] };
+/** `date`: the date of the base price (perf_v2 applies the benchmark's actions dated after it). */
+export type Base = { price: string | null; from: PerformanceReport['benchmark']['base_from']; date: string | null };
 
 /** The benchmark's base price: observed at the first record, else the last close before its date, else the first close. */
 export function benchmarkBase(benchmark: BenchmarkInput, inceptionDate: string): Base {
-  if (benchmark.inception_price) return { price: benchmark.inception_price, from: 'inception_price' };
+  if (benchmark.inception_price) return { price: benchmark.inception_price, from: 'inception_price', date: inceptionDate };
   const before = benchmark.closes.filter((c) => c.date < inceptionDate).at(-1);
-  if (before) return { price: before.close, from: 'previous_close' };
+  if (before) return { price: before.close, from: 'previous_close', date: before.date };
   const first = benchmark.closes.find((c) => c.date >= inceptionDate);
-  return first ? { price: first.close, from: 'first_close' } : { price: null, from: null };
+  return first ? { price: first.close, from: 'first_close', date: first.date } : { price: null, from: null, date: null };
 }
 
 function assemble(
@@ -67,7 +68,7 @@ function assemble(
   caveats: string[],
 ): PerformanceReport {
   const inceptionDate = rec.inception === null ? null : new Date(Date.parse(rec.inception)).toISOString().slice(0, 10);
-  const base = inceptionDate === null ? { price: null, from: null } : benchmarkBase(benchmark, inceptionDate);
+  const base: Base = inceptionDate === null ? { price: null, from: null, date: null } : benchmarkBase(benchmark, inceptionDate);
   const benchClose = new Map(benchmark.closes.map((c) => [c.date, c.close]));
   const benchValues = base.price === null ? null : rec.values.map((p) => ({ date: p.date, value: benchmarkValue(rec.start_value, benchClose.get(p.date) as string, base.price as string) }));
   const { series, metrics, benchmarkMetrics } = summarise(rec.start_value, inceptionDate, rec.values, benchValues);

@@ -3,6 +3,7 @@
 // Owns: the accounting rules of every action and edge, and the daily valuation. Pure: no I/O.
 // The rules are written out in docs/performance.md; each edge leaves a note, never a silent drop.
 
+import { ROUND_DOWN } from './exact.ts';
 import { Dec, cutQuantity, decimalOf, money, parseDec, plain, type Dec as D } from './numbers.ts';
 
 export const START_VALUE = '100000';
@@ -86,13 +87,21 @@ type Holding = { qty: D; mark: D };
 const ZERO = new Dec(0);
 
 /** A book as plain text, exactly: what a resumable computation (engine.ts) stores between runs. */
-export type BookState = { cash: string; invested: string; holdings: Array<[symbol: string, quantity: string, mark: string]> };
+export type BookState = {
+  cash: string;
+  invested: string;
+  holdings: Array<[symbol: string, quantity: string, mark: string]>;
+  /** perf_v2: dividends accrued and not yet paid, and fractions awaiting their cash in lieu (absent while zero). */
+  receivable?: string;
+};
 
 /** Cash, holdings and their running value (Σ quantity × mark, kept exact and incremental). */
 export class Book {
   cash: D;
   readonly holdings = new Map<string, Holding>();
   private invested = new Dec(0);
+  /** perf_v2: dividends accrued not yet paid, plus fractions of shares awaiting their cash in lieu. */
+  receivable: D = ZERO;
 
   constructor(start: D) {
     this.cash = start;
@@ -103,15 +112,37 @@ export class Book {
     const book = new Book(new Dec(state.cash));
     book.invested = new Dec(state.invested);
     for (const [symbol, qty, mark] of state.holdings) book.holdings.set(symbol, { qty: new Dec(qty), mark: new Dec(mark) });
+    if (state.receivable !== undefined) book.receivable = new Dec(state.receivable);
     return book;
   }
 
   snapshot(): BookState {
-    return { cash: plain(this.cash), invested: plain(this.invested), holdings: [...this.holdings].map(([s, h]) => [s, plain(h.qty), plain(h.mark)]) };
+    const state: BookState = { cash: plain(this.cash), invested: plain(this.invested), holdings: [...this.holdings].map(([s, h]) => [s, plain(h.qty), plain(h.mark)]) };
+    if (!this.receivable.isZero()) state.receivable = plain(this.receivable);
+    return state;
   }
 
   value(): D {
-    return this.cash.plus(this.invested);
+    return this.receivable.isZero() ? this.cash.plus(this.invested) : this.cash.plus(this.invested).plus(this.receivable);
+  }
+
+  /**
+   * perf_v2: `num` new shares for `den` held (a split or a stock dividend), before the open. The
+   * new quantity is cut towards zero to `places` decimals; the mark is divided by the ratio, so the
+   * value is unchanged but for the cut fraction, which is returned (with the new mark) to be paid
+   * in cash in lieu. A holding cut to zero is removed.
+   */
+  rebase(symbol: string, num: D, den: D, places: number): { before: D; after: D; fraction: D; mark: D } {
+    const h = this.holdings.get(symbol) as Holding;
+    const before = h.qty;
+    const exact = before.times(num).div(den);
+    const after = exact.toDecimalPlaces(places, ROUND_DOWN);
+    const mark = h.mark.times(den).div(num);
+    this.invested = this.invested.minus(before.times(h.mark)).plus(after.times(mark));
+    h.qty = after;
+    h.mark = mark;
+    if (after.isZero()) this.holdings.delete(symbol);
+    return { before, after, fraction: exact.minus(after), mark };
   }
 
   quantity(symbol: string): D {

@@ -1,6 +1,8 @@
 // The performance use case: an agent's model portfolio (its decisions at the price observed at
 // receipt) and broker portfolio (its imported executions, trade-derived), valued daily against
-// the benchmark, as perf_v1 reports kept through the market sub-port (MarketStore.saveReport).
+// the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the market
+// sub-port (MarketStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
+// and of the benchmark through PerformanceDeps.corporateActions (none by default).
 //
 // A stored report carries the engine's state (engine.ts), so bringing it up to date applies only
 // what came since: the records after its through_seq and the closes after its as_of. It is
@@ -25,7 +27,10 @@ import { brokerStoreOf } from '../store/brokers.ts';
 import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
-import { STATE_VERSION, advance, publish, startState, symbolsNeeded, type AdvanceInput, type Caveat, type EngineState, type Portfolio, type PublishedReport } from './engine.ts';
+import type { ActionInput } from './actions.ts';
+import {
+  STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
+} from './engine.ts';
 import { readDecisions, readFills } from './inputs.ts';
 import { outcomePage, type OutcomeBasis, type OutcomePage } from './outcome-pages.ts';
 import { Dec, money } from './numbers.ts';
@@ -56,6 +61,18 @@ export type PerformanceDeps = {
   benchmark: string;
   clock: Clock;
   brokers?: BrokerStore | null;
+  /**
+   * The method of the reports computed: perf_v1 (default) while the closes are split-adjusted;
+   * perf_v2 once they are raw and corporate actions are fed below (perf_v2 on adjusted closes would
+   * apply each split twice). A stored report of another method is computed again from scratch.
+   */
+  method?: Method;
+  /**
+   * perf_v2: every corporate action the ledger knows of these symbols (the symbols valued, and the
+   * benchmark), each with the instant the ledger learned it; corrections as further facts with the
+   * same provider id. The engine skips facts it already has. Default: none.
+   */
+  corporateActions?: (symbols: string[]) => Promise<ActionInput[]>;
 };
 
 /** The service over an open store's market and broker sub-ports; agents priced synthetically are valued with the model of `seed`. */
@@ -94,15 +111,29 @@ export class PerformanceService {
     this.closes = new DailyCloses(deps.market, () => deps.clock.now());
   }
 
-  /** The agent's report, brought up to date first when the chain or the calendar moved on. */
-  report(agent: Agent, portfolio: Portfolio): Promise<Result<PortfolioReport>> {
+  private get method(): Method {
+    return this.deps.method ?? 'perf_v1';
+  }
+
+  /**
+   * The agent's report, brought up to date first when the chain or the calendar moved on. perf_v2:
+   * the benchmark is its total return, or its price return with `benchmark_return: 'price'` (the
+   * same stored state, published on that basis).
+   */
+  async report(agent: Agent, portfolio: Portfolio, options: { benchmark_return?: BenchmarkReturn } = {}): Promise<Result<PortfolioReport>> {
     const key = `${agent.id}\n${portfolio}`;
     let running = this.inFlight.get(key);
     if (!running) {
       running = this.current(agent, portfolio).finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, running);
     }
-    return running;
+    const got = await running;
+    if (options.benchmark_return !== 'price' || !got.ok || got.value.status !== 'computed' || got.value.report.method !== 'perf_v2') return got;
+    const held = this.cache.get(key);
+    if (!held) return got;
+    const stale = got.value.report.caveats.filter((c) => c.code === 'stale');
+    const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price' });
+    return ok({ ...got.value, report: { ...report, caveats: [...report.caveats, ...stale] } });
   }
 
   /**
@@ -168,7 +199,7 @@ export class PerformanceService {
     if (!held) {
       const row = await this.deps.market.report(agent.id, portfolio);
       const saved = row && (JSON.parse(row.report) as Saved);
-      if (row && saved && saved.state.version === STATE_VERSION) this.keep(key, (held = { row, saved, checked: null, persisted: { seq: row.throughSeq, at: this.deps.clock.now().getTime() } }));
+      if (row && saved && saved.state.version === STATE_VERSION && saved.state.method === this.method) this.keep(key, (held = { row, saved, checked: null, persisted: { seq: row.throughSeq, at: this.deps.clock.now().getTime() } }));
     }
     if (held && fresh(held)) return ok(await this.view(agent, portfolio, held.saved, held.row, null));
     if (!held) {
@@ -231,13 +262,13 @@ export class PerformanceService {
   private async bringUpToDate(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
     const first = await this.step(agent, portfolio, held, headSeq);
     if (first.ok || first.unavailable || first.failure !== 'out_of_order') return first;
-    return this.step(agent, portfolio, null, headSeq); // a record arrived dated before what is valued: from scratch
+    return this.step(agent, portfolio, null, headSeq); // a record or a corporate action arrived dated where it is valued: from scratch
   }
 
   /** One computation: from `held` (or from scratch) through the head and the last finished day. */
   private async step(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
     const { store, market } = this.deps;
-    const state = held?.saved.state ?? startState(portfolio, this.deps.benchmark, START_VALUE);
+    const state = held?.saved.state ?? startState(portfolio, this.deps.benchmark, START_VALUE, this.method);
     const afterSeq = held?.row.throughSeq ?? 0;
     let source = held?.saved.source ?? null;
     let mixed = held?.saved.mixed_sources ?? false;
@@ -302,8 +333,9 @@ export class PerformanceService {
       }
       base = benchmarkBase({ symbol: this.deps.benchmark, closes: bench.value, inception_price: observed.ok ? observed.value.price : null }, inceptionDate);
     }
-    const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes });
-    if (!advanced.ok) return { ok: false, failure: 'out_of_order' };
+    const actions = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(actionSymbols(state, newSymbols)) : [];
+    const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes, actions });
+    if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 
     const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, published: null as never };
     saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null);
@@ -354,8 +386,10 @@ export class PerformanceService {
     } else {
       list.push({ code: 'trade_derived', message: `Trade-derived: the imported fills applied from ${start} USD; deposits, withdrawals and dividends are not imported (rule 7), so this curve is not the account's return.` });
     }
-    list.push({ code: 'benchmark_price_return', message: `Benchmark ${saved.state.benchmark.symbol}: price return (split-adjusted closes, dividends not reinvested), from the first record on.` });
-    list.push({ code: 'corporate_actions_not_applied', message: 'Splits and dividends are not applied to the portfolio\'s holdings: a split of a held symbol shows as a fall on its day.' });
+    if (saved.state.method === 'perf_v1') {
+      list.push({ code: 'benchmark_price_return', message: `Benchmark ${saved.state.benchmark.symbol}: price return (split-adjusted closes, dividends not reinvested), from the first record on.` });
+      list.push({ code: 'corporate_actions_not_applied', message: 'Splits and dividends are not applied to the portfolio\'s holdings: a split of a held symbol shows as a fall on its day.' });
+    } // perf_v2 reports give their benchmark basis, the actions applied and any restatement themselves (engine.ts)
     if (saved.mixed_sources) list.push({ code: 'mixed_price_sources', message: 'The decisions were priced by more than one provider (the service changed provider); the closes come from the first.' });
     if (saved.awaiting) list.push({ code: 'awaiting_price', message: `Decision ${saved.awaiting.id} (recorded ${saved.awaiting.recorded_at}) awaits its price at receipt: the series stops before its day, and later decisions wait with it.` });
     return list;

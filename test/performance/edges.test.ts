@@ -50,10 +50,10 @@ describe('model accounting: the remaining sizes', () => {
 describe('benchmark base', () => {
   const closes = [{ date: '2026-01-02', close: '495' }, { date: '2026-01-05', close: '500' }];
   it('is the price observed at the first record, else the last close before its date, else the first close', () => {
-    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes, inception_price: '498.5' }, '2026-01-05'), { price: '498.5', from: 'inception_price' });
-    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes }, '2026-01-05'), { price: '495', from: 'previous_close' });
-    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes }, '2026-01-01'), { price: '495', from: 'first_close' });
-    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes: [] }, '2026-01-01'), { price: null, from: null });
+    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes, inception_price: '498.5' }, '2026-01-05'), { price: '498.5', from: 'inception_price', date: '2026-01-05' });
+    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes }, '2026-01-05'), { price: '495', from: 'previous_close', date: '2026-01-02' });
+    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes }, '2026-01-01'), { price: '495', from: 'first_close', date: '2026-01-02' });
+    assert.deepEqual(benchmarkBase({ symbol: 'SPY', closes: [] }, '2026-01-01'), { price: null, from: null, date: null });
   });
 });
 

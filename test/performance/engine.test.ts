@@ -2,7 +2,7 @@
 // modelPerformance / brokerPerformance on the same records and closes (random agents, fixed seeds).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { advance, publish, startState, type EngineState } from '../../src/performance/engine.ts';
+import { advance, publish, startState, type EngineState, type Method } from '../../src/performance/engine.ts';
 import { benchmarkBase, brokerPerformance, modelPerformance, type PerformanceReport } from '../../src/performance/perf.ts';
 import type { Action, Close, DecisionInput, FillInput } from '../../src/performance/portfolio.ts';
 
@@ -88,8 +88,8 @@ const sliceCloses = (w: World, after: string | null, through: string) =>
   Object.fromEntries(Object.entries(w.closes).map(([s, l]) => [s, inRange(l, after, through)]));
 
 /** Runs the engine over `w` in steps ending at each of `cuts` (dates), then at `asOf`. */
-function stepwise(w: World, portfolio: 'model' | 'broker', cuts: string[], asOf: string, r: () => number): EngineState {
-  let state = startState(portfolio, 'SPY');
+function stepwise(w: World, portfolio: 'model' | 'broker', cuts: string[], asOf: string, r: () => number, method: Method = 'perf_v1'): EngineState {
+  let state = startState(portfolio, 'SPY', undefined, method);
   const records = portfolio === 'model' ? w.decisions : [...w.fills].sort((a, b) => (a.executed_at < b.executed_at ? -1 : 1));
   const dateOfRecord = (x: DecisionInput | FillInput) => ('recorded_at' in x ? x.recorded_at : x.executed_at).slice(0, 10);
   let applied = 0;
@@ -140,6 +140,20 @@ describe('resumable engine', () => {
         for (const n of reference.notes) codes[n.code] = (codes[n.code] ?? 0) + 1;
         assert.deepEqual(published.notes.counts, codes);
         assert.deepEqual(published.notes.recent, reference.notes.slice(-20));
+      }
+    });
+
+    it(`perf_v2 without corporate actions, seed ${seed}: the figures of perf_v1 (both benchmark bases)`, () => {
+      const w = world(seed);
+      const asOf = w.days.at(-1) as string;
+      const reference = modelPerformance({ decisions: w.decisions, closes: w.closes, benchmark: { symbol: 'SPY', closes: w.bench }, as_of: asOf });
+      const r = rng(seed * 13);
+      const state = stepwise(w, 'model', w.days.filter(() => r() < 0.15), asOf, r, 'perf_v2');
+      for (const basis of ['total', 'price'] as const) {
+        const published = publish(state, { synthetic: false, caveats: [] }, null, { benchmark_return: basis });
+        assert.equal(published.method, 'perf_v2');
+        assert.deepEqual(comparable(published), comparable(reference));
+        assert.deepEqual(published.corporate_actions, { events: [], not_applied: [] });
       }
     });
 

@@ -23,3 +23,13 @@ export function propertyRuns(store: 'sqlite' | 'postgres', env: NodeJS.ProcessEn
 
 /** A nightly run takes as long as it takes: no per-test timeout then. */
 export const nightly = (env: NodeJS.ProcessEnv = process.env): boolean => (env.LEDGER_PROPERTY_RUNS ?? '') !== '';
+
+/** Worlds the perf_v2 engine properties try: CI's size, or LEDGER_PROPERTY_RUNS worlds in the nightly mode. */
+export const ENGINE_DEFAULT_RUNS = 150;
+
+export function engineRuns(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LEDGER_PROPERTY_RUNS;
+  if (raw === undefined || raw === '') return ENGINE_DEFAULT_RUNS;
+  propertyRuns('sqlite', env); // the same check of the variable
+  return Number(raw);
+}

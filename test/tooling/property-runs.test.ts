@@ -1,7 +1,7 @@
 // Tooling self-test (test/tooling/, reported apart from the product tests): the property test's sizes: CI's defaults, and the nightly mode's LEDGER_PROPERTY_RUNS bodies per store.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_RUNS, nightly, propertyRuns } from '../property/runs.ts';
+import { DEFAULT_RUNS, ENGINE_DEFAULT_RUNS, engineRuns, nightly, propertyRuns } from '../property/runs.ts';
 
 test('without LEDGER_PROPERTY_RUNS, CI keeps its sizes', () => {
   assert.deepEqual(propertyRuns('sqlite', {}), DEFAULT_RUNS.sqlite);
@@ -22,4 +22,10 @@ test('a bad LEDGER_PROPERTY_RUNS stops the run with one clear line', () => {
   for (const bad of ['1', 'lots', '1e5', '-3', '100000.5']) {
     assert.throws(() => propertyRuns('sqlite', { LEDGER_PROPERTY_RUNS: bad }), /LEDGER_PROPERTY_RUNS must be a whole number/);
   }
+});
+
+test('the engine properties try ENGINE_DEFAULT_RUNS worlds, or LEDGER_PROPERTY_RUNS', () => {
+  assert.equal(engineRuns({}), ENGINE_DEFAULT_RUNS);
+  assert.equal(engineRuns({ LEDGER_PROPERTY_RUNS: '5000' }), 5000);
+  assert.throws(() => engineRuns({ LEDGER_PROPERTY_RUNS: 'lots' }), /LEDGER_PROPERTY_RUNS must be a whole number/);
 });

@@ -1,0 +1,112 @@
+// Corporate actions as perf_v2 reads them: the performance wing's own input type (the market wing's
+// CorporateAction maps onto it field by field), the dates an action takes effect on, the order of
+// actions on one date, which version of a provider's action is in force, and whether an action
+// arriving now restates what is already valued.
+// Owns: those rules (docs/performance.md §4.2). Pure: no I/O, no clock. The accounting that applies
+// an action to a book is in engine.ts, beside the valuation it interleaves with.
+
+import { Dec, parseDec } from './numbers.ts';
+import { utcDate } from './portfolio.ts';
+
+/** The types perf_v2 applies; any other type touching a holding leaves it as it is, with a caveat. */
+export const APPLIED_TYPES = ['cash_dividend', 'stock_dividend', 'forward_split', 'reverse_split'] as const;
+export type AppliedType = (typeof APPLIED_TYPES)[number];
+
+/**
+ * A corporate action as the performance wing needs it (a subset of the market wing's
+ * CorporateAction, plus when the ledger learned it). Decimals are text, dates `YYYY-MM-DD`.
+ */
+export type ActionInput = {
+  /** The provider's id: a later fact with the same id is a correction that supersedes it. */
+  provider_id: string;
+  /** 'forward_split' | 'reverse_split' | 'cash_dividend' | 'stock_dividend' | any other string (kept, not applied). */
+  type: string;
+  symbol: string;
+  ex_date: string | null;
+  payable_date: string | null;
+  process_date: string | null;
+  /** Splits: `new_rate` new shares for `old_rate` old ones. */
+  old_rate: string | null;
+  new_rate: string | null;
+  /** Cash dividends: cash per share; stock dividends: extra shares per share. */
+  rate: string | null;
+  special?: boolean | null;
+  /** When the ledger learned this fact (RFC 3339). */
+  seen_at: string;
+};
+
+/** Order of actions sharing a date: cash dividends on the holding at the previous close first, then share changes. */
+const RANK: Record<string, number> = { cash_dividend: 0, stock_dividend: 1, forward_split: 2, reverse_split: 3 };
+const rankOf = (type: string) => RANK[type] ?? 4;
+
+/** The date an action takes effect (before that day's open): its ex-date, else its process date, else its payable date. */
+export function effectiveDate(a: ActionInput): string | null {
+  return a.ex_date ?? a.process_date ?? a.payable_date ?? null;
+}
+
+/** The date a cash dividend is paid into cash: its payable date (else process date), never before its ex-date. */
+export function payDate(a: ActionInput, effective: string): string {
+  const pay = a.payable_date ?? a.process_date ?? effective;
+  return pay < effective ? effective : pay;
+}
+
+/** A fact's identity: the provider's id and when the ledger learned it. */
+export const factKey = (a: ActionInput) => `${a.provider_id}\n${a.seen_at}`;
+
+const cmpText = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+
+/** The canonical order of a state's actions: by effective date (undated last), rank, provider id, seen_at. */
+export function compareActions(a: ActionInput, b: ActionInput): number {
+  const da = effectiveDate(a) ?? '9999-99-99';
+  const db = effectiveDate(b) ?? '9999-99-99';
+  return cmpText(da, db) || rankOf(a.type) - rankOf(b.type) || cmpText(a.provider_id, b.provider_id) || cmpText(a.seen_at, b.seen_at);
+}
+
+/** The version in force of each provider id: the one learned last (ties: the greatest canonical text). */
+export function latestVersions(actions: ActionInput[]): Map<string, ActionInput> {
+  const latest = new Map<string, ActionInput>();
+  for (const a of actions) {
+    const b = latest.get(a.provider_id);
+    if (b === undefined || a.seen_at > b.seen_at || (a.seen_at === b.seen_at && JSON.stringify(a) > JSON.stringify(b))) latest.set(a.provider_id, a);
+  }
+  return latest;
+}
+
+/** An action learned after the close of the date it takes effect on: reports valued through that date were published without it. */
+export const learnedLate = (a: ActionInput, date: string) => utcDate(a.seen_at) > date;
+
+/** What an applicable action does to one share, or why it cannot be applied. */
+export type Terms =
+  | { kind: 'cash'; rate: Dec }
+  | { kind: 'shares'; num: Dec; den: Dec; /** decimal places kept: 0 for a reverse split (cash in lieu of fractions of a share) */ places: number }
+  | { kind: 'none'; reason: string };
+
+/** The terms of an action: a ratio of shares (splits, stock dividends) or cash per share. */
+export function termsOf(a: ActionInput): Terms {
+  switch (a.type) {
+    case 'cash_dividend': {
+      const rate = parseDec(a.rate);
+      return rate !== null && rate.gte(0) ? { kind: 'cash', rate } : { kind: 'none', reason: `cash dividend without a valid rate (${JSON.stringify(a.rate)})` };
+    }
+    case 'stock_dividend': {
+      const rate = parseDec(a.rate);
+      return rate !== null && rate.gt(0) ? { kind: 'shares', num: new Dec(1).plus(rate), den: new Dec(1), places: 8 } : { kind: 'none', reason: `stock dividend without a valid rate (${JSON.stringify(a.rate)})` };
+    }
+    case 'forward_split':
+    case 'reverse_split': {
+      const num = parseDec(a.new_rate);
+      const den = parseDec(a.old_rate);
+      if (num === null || den === null || num.lte(0) || den.lte(0)) return { kind: 'none', reason: `${a.type} without valid rates (new ${JSON.stringify(a.new_rate)}, old ${JSON.stringify(a.old_rate)})` };
+      return { kind: 'shares', num, den, places: num.lt(den) ? 0 : 8 };
+    }
+    default:
+      return { kind: 'none', reason: `type ${a.type} is not applied by perf_v2` };
+  }
+}
+
+/** The published ratio of a share action (`new:old`), or null. */
+export function ratioText(a: ActionInput): string | null {
+  if (a.type === 'forward_split' || a.type === 'reverse_split') return a.new_rate !== null && a.old_rate !== null ? `${a.new_rate}:${a.old_rate}` : null;
+  if (a.type === 'stock_dividend' && a.rate !== null) return `${new Dec(1).plus(a.rate).toFixed()}:1`;
+  return null;
+}

@@ -1,0 +1,93 @@
+// The performance use case with method perf_v2 on both stores: corporate actions read through
+// PerformanceDeps.corporateActions, a late action restating the stored report (computed again
+// from scratch, to the figures a fresh computation gives), the price-return benchmark on request,
+// and a stored perf_v1 report computed again as perf_v2.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { SyntheticMarketData } from '../../src/market/synthetic.ts';
+import type { ActionInput } from '../../src/performance/actions.ts';
+import { PerformanceService } from '../../src/performance/service.ts';
+import type { Computed } from '../../src/performance/types.ts';
+import type { Agent } from '../../src/domain/types.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
+import { forEachStore } from '../support/stores.ts';
+import { DAY, forgetting, performanceApp, recordYear, type PerformanceApp } from './fixtures.ts';
+
+const computed = (r: Awaited<ReturnType<PerformanceService['report']>>): Computed => {
+  assert.ok(r.ok, r.ok ? '' : r.error.message);
+  assert.equal(r.value.status, 'computed', JSON.stringify(r.value));
+  return r.value as Computed;
+};
+
+await forEachStore('performance service, perf_v2', (kind) => {
+  let app: PerformanceApp;
+  let agent: Agent;
+  const known: ActionInput[] = [];
+  const asked: string[][] = [];
+  const v2 = (market = app.market) => new PerformanceService({
+    store: app.store, market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
+    corporateActions: async (symbols) => {
+      asked.push(symbols);
+      return known.filter((a) => symbols.includes(a.symbol));
+    },
+  });
+
+  before(async () => {
+    app = await performanceApp(await kind.open(), new SyntheticMarketData('decision-ledger'));
+    await recordYear(app, `v2-${kind.name}`, 60);
+    agent = (await app.store.findAgentByHandle(`v2-${kind.name}`)) as Agent;
+  });
+  after(async () => {
+    await app.ledger.close();
+    await app.store.close();
+    await kind.cleanup();
+  });
+
+  describe('corporate actions through the service', () => {
+    it('a stored perf_v1 report is computed again as perf_v2', async () => {
+      const v1 = computed(await app.performance.report(agent, 'model'));
+      assert.equal(v1.report.method, 'perf_v1');
+      const r = computed(await v2().report(agent, 'model'));
+      assert.equal(r.report.method, 'perf_v2');
+      assert.equal(r.report.benchmark.basis, 'total_return');
+      assert.deepEqual(r.report.corporate_actions?.events, []);
+      assert.ok(asked.some((s) => s.includes('SPY') && s.includes('AAPL')), JSON.stringify(asked));
+    });
+
+    it('a split of a held symbol known in advance is applied; a dividend learned late restates from its ex-date, as from scratch', async () => {
+      const service = v2();
+      const first = computed(await service.report(agent, 'model'));
+      const held = first.report.holdings.positions[0]!;
+      const ex = first.report.series.at(-5)!.date;
+      const earlier = new Date(Date.parse(ex) - 20 * DAY).toISOString();
+      known.push({ provider_id: 'split-1', type: 'forward_split', symbol: held.symbol, ex_date: ex, payable_date: null, process_date: ex, old_rate: '1', new_rate: '2', rate: null, seen_at: earlier });
+      // the report moves on a day later and meets the split dated where it is valued: computed again
+      // from scratch; learned before its ex-date (seen_at), it is no restatement of a published figure
+      app.clock.t += DAY;
+      const split = computed(await service.report(agent, 'model'));
+      assert.equal(split.report.restatement, null);
+      const event = split.report.corporate_actions?.events.find((e) => e.provider_id === 'split-1');
+      assert.ok(event, 'the split touched the largest holding');
+      assert.equal(event.quantity_after, (Number(event.quantity_before) * 2).toString());
+
+      known.push({ provider_id: 'div-1', type: 'cash_dividend', symbol: held.symbol, ex_date: ex, payable_date: split.report.as_of, process_date: null, old_rate: null, new_rate: null, rate: '0.5', seen_at: app.clock.now().toISOString() });
+      app.clock.t += DAY;
+      const late = computed(await service.report(agent, 'model'));
+      assert.deepEqual(late.report.restatement?.actions.map((a) => [a.provider_id, a.from, a.reason]), [['div-1', ex, 'late_action']]);
+      assert.ok(late.report.caveats.some((c) => c.code === 'restated'));
+      const scratch = computed(await v2(forgetting(marketStoreOf(app.store))).report(agent, 'model'));
+      assert.deepEqual(late.report, scratch.report);
+      const before = late.report.series.filter((r) => r.date < ex);
+      assert.deepEqual(before, first.report.series.filter((r) => r.date < ex), 'nothing before the ex-date changes');
+    });
+
+    it('answers the price-return benchmark on request, from the same state', async () => {
+      const service = v2();
+      const total = computed(await service.report(agent, 'model'));
+      const price = computed(await service.report(agent, 'model', { benchmark_return: 'price' }));
+      assert.equal(price.report.benchmark.basis, 'price_return');
+      assert.ok(price.report.caveats.some((c) => c.code === 'benchmark_price_return'));
+      assert.deepEqual(price.report.series.map((r) => r.value), total.report.series.map((r) => r.value));
+    });
+  });
+});
