@@ -20,7 +20,7 @@ import {
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
-import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
+import { agentHeadFromRow, boundedChainSql, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { PostgresLogStore } from './log.ts';
 import { PostgresAnchorStore } from './anchors.ts';
@@ -44,6 +44,12 @@ export type PostgresTimeouts = { connectMs: number; queryMs: number; statementMs
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, queryMs: 30_000, statementMs: 25_000, idleInTransactionMs: 10_000, appendLockMs: 5_000 };
 
 /** Errors that mean "the database cannot answer now", not "this request is wrong". */
+/** listChain with a byte budget (public-rows.ts). */
+const BOUNDED_CHAIN_SQL = (() => {
+  let n = 0;
+  return boundedChainSql(() => `$${++n}`);
+})();
+
 const UNAVAILABLE_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const UNAVAILABLE_SQLSTATES = new Set(['08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53100', '53300', '55P03', '57014', '25P03']);
 const UNAVAILABLE_MESSAGE = /Connection terminated|connection timeout|timeout exceeded|Query read timeout|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|Client has encountered a connection error/i;
@@ -318,9 +324,11 @@ export class PostgresStore implements LedgerStore {
     return row ? agentFromRow(row) : null;
   }
 
-  async listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]> {
-    const rows = await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
-      WHERE r.agent_id = $1 AND r.chain_seq > $2 ORDER BY r.chain_seq LIMIT $3`, [agentId, afterSeq, limit]);
+  async listChain(agentId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredRecord[]> {
+    const rows = maxBytes === undefined
+      ? await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+        WHERE r.agent_id = $1 AND r.chain_seq > $2 ORDER BY r.chain_seq LIMIT $3`, [agentId, afterSeq, limit])
+      : await this.q(BOUNDED_CHAIN_SQL, [agentId, afterSeq, limit, maxBytes]);
     return rows.map(recordFromRow);
   }
 
