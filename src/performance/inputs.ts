@@ -2,8 +2,9 @@
 // (rule 6), and imported executions as fills. Decisions come from two reads, in chain order: the
 // observed prefix of the chain (every decision there priced, by the pricing job's scan cursor)
 // from the priced_decisions projection, narrow and with no content to parse; then the rest of the
-// chain record by record, stopping at the first decision that has no observation yet: records are
-// applied in chain order, so nothing after it can be applied until the pricing job has priced it.
+// chain record by record (chainTerms: an observed decision's row of the projection, no content),
+// stopping at the first decision that has no observation yet: records are applied in chain
+// order, so nothing after it can be applied until the pricing job has priced it.
 // Owns: the reading of a decision's and an execution's content document for the accounting.
 
 import type { ChainInput, DecisionTerms, MarketStore, ObservedPrice, PriceSource, PricedDecision } from '../store/market-port.ts';
@@ -49,11 +50,6 @@ export function decisionOf(id: string, recordedAt: string, terms: DecisionTerms,
   };
 }
 
-/** A decision's content document and its observation as an accounting input. */
-export function decisionInput(record: ChainInput, observation: PriceAtReceipt): DecisionInput {
-  return decisionOf(record.id, record.recordedAt, termsOf(record), observation);
-}
-
 /**
  * Rows with seq in (afterSeq, headSeq], a page at a time, each page asked for before the one before
  * it is worked through (PostgreSQL prepares it meanwhile).
@@ -84,6 +80,13 @@ async function* pagesOf<T extends { chainSeq: number }>(read: (after: number, si
 /** The agent's records, each with its observation, seq in (afterSeq, headSeq]. */
 const chainPages = (market: MarketStore, agentId: string, afterSeq: number, headSeq: number) =>
   pagesOf((after, size) => market.chainInputs(agentId, after, size), afterSeq, headSeq);
+
+/**
+ * The agent's records with their decisions' terms and observations, seq in (afterSeq, headSeq],
+ * none of their content read but the first decision not observed yet's (a page ends with it).
+ */
+const termPages = (market: MarketStore, agentId: string, afterSeq: number, headSeq: number) =>
+  pagesOf((after, size) => market.chainTerms(agentId, after, size, 1), afterSeq, headSeq);
 
 /** The agent's observed decisions, seq in (afterSeq, throughSeq] (within the observed prefix). */
 const pricedPages = (market: MarketStore, agentId: string, afterSeq: number, throughSeq: number) =>
@@ -145,17 +148,17 @@ export async function readDecisions(market: MarketStore, agentId: string, afterS
     }
     batch.throughSeq = prefix;
   }
-  for await (const records of chainPages(market, agentId, batch.throughSeq, headSeq)) {
+  for await (const records of termPages(market, agentId, batch.throughSeq, headSeq)) {
     for (const r of records) {
       if (r.chainSeq > headSeq) return batch;
-      if (r.type === 'decision') {
+      if (r.terms !== null) {
         const o = r.observation;
         if (o === null) {
           batch.awaiting = { id: r.id, recordedAt: r.recordedAt };
           return batch;
         }
         note(o);
-        batch.decisions.push(decisionInput(r, o));
+        batch.decisions.push(decisionOf(r.id, r.recordedAt, r.terms, o));
       }
       batch.throughSeq = r.chainSeq;
     }

@@ -2,7 +2,8 @@
 // decision of the chain, a page at a time in chain order, with its return from the receipt price
 // at 1, 5 and 21 closes and at its stated horizon (rules of outcomes.ts), against the closes of the
 // model report's source up to the report's as_of, so that the rows add up to its hit rates.
-// Computed on read, never stored: a page reads its records, their observations and, per symbol,
+// Computed on read, never stored: a page reads its decisions' terms and observations (never their
+// content: the priced_decisions projection, or the terms read out of it in SQL) and, per symbol,
 // only the stretches of closes its outcomes can end in (a few weeks after each decision, a few
 // days from each calendar horizon's end), from the close cache the report filled. A stretch the
 // cache does not hold whole (a gap of more than MAX_GAP_DAYS) is completed through DailyCloses, by
@@ -12,17 +13,22 @@
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import { MAX_GAP_DAYS, type DailyCloses } from '../market/closes.ts';
 import type { MarketData } from '../market/port.ts';
-import type { ChainInput, MarketStore, PriceSource } from '../store/market-port.ts';
+import type { MarketStore, PricedDecision, PriceSource } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText, type CsvCell } from './csv.ts';
-import { decisionInput } from './inputs.ts';
+import { decisionOf } from './inputs.ts';
 import { Dec } from './numbers.ts';
 import { OUTCOME_HORIZONS, addToDate, directionOf, outcomeAt, parseHorizon, type Horizon, type OutcomeValue } from './outcomes.ts';
 import { utcDate, type Close, type DecisionInput } from './portfolio.ts';
 
 export const OUTCOMES_LIMIT = { default: 100, max: 500 };
-/** Chain records read for one page at most (executions are skipped): a page may end short, with has_more. */
+/**
+ * Past the observed prefix, records read for one page at most (executions are skipped), and the
+ * content the database reads there at most (for the terms of decisions not observed yet): a page
+ * may end short, with has_more.
+ */
 export const SCAN_LIMIT = 5_000;
+export const TAIL_CONTENT_BYTES = 2 * 1024 * 1024;
 const READ_PAGE = 1_000;
 /** Calendar days after a decision read for n closes: n trading days, weekends, holidays. */
 const spanFor = (n: number) => Math.ceil((n * 7) / 5) + 10;
@@ -73,33 +79,43 @@ export function seqOfCursor(cursor: string): number | null {
 export async function outcomePage(deps: OutcomeDeps, agentId: string, basis: OutcomeBasis, afterSeq: number, limit: number): Promise<OutcomePage> {
   const head = (await deps.store.chainHead(agentId)).seq;
   const { decisions, lastSeq } = await scan(deps.market, agentId, afterSeq, head, limit);
-  const inputs = decisions.map((r) => ({ record: r, input: inputOf(r) }));
-  const closes = 'reason' in basis || basis.asOf === null ? null : await readCloses(deps, basis.provider, basis.source, basis.asOf, inputs.map((x) => x.input));
-  const rows = inputs.map(({ record, input }) => rowOf(record, input, basis, closes));
+  const closes = 'reason' in basis || basis.asOf === null ? null : await readCloses(deps, basis.provider, basis.source, basis.asOf, decisions.map((x) => x.input));
+  const rows = decisions.map(({ seq, input }) => rowOf(seq, input, basis, closes));
   return { rows, lastSeq, hasMore: lastSeq < head };
 }
 
-/** The page's decisions, each with its observation (one narrow read a stretch of the chain). */
+type PageDecision = { seq: number; input: DecisionInput };
+
+/**
+ * The page's decisions as accounting inputs, from narrow reads that return no content: the
+ * observed prefix of the chain from the priced_decisions projection, the rest through chainTerms
+ * (the projection too, or the terms of a decision not observed yet read out of it in SQL).
+ */
 async function scan(market: MarketStore, agentId: string, afterSeq: number, head: number, limit: number) {
-  const decisions: ChainInput[] = [];
+  const decisions: PageDecision[] = [];
   let lastSeq = afterSeq;
+  const prefix = afterSeq < head ? await market.observedPrefix(agentId, head) : 0;
+  while (lastSeq < prefix && decisions.length < limit) {
+    const want = Math.min(READ_PAGE, limit - decisions.length);
+    const priced = await market.pricedDecisions(agentId, lastSeq, prefix, want);
+    for (const d of priced) decisions.push({ seq: d.chainSeq, input: decisionOf(d.id, d.recordedAt, d.terms, d.observation) });
+    lastSeq = priced.length < want ? prefix : (priced[priced.length - 1] as PricedDecision).chainSeq;
+  }
   let scanned = 0;
-  while (lastSeq < head && decisions.length < limit && scanned < SCAN_LIMIT) {
-    const records = await market.chainInputs(agentId, lastSeq, Math.min(READ_PAGE, SCAN_LIMIT - scanned, head - lastSeq));
+  let bytes = 0;
+  while (lastSeq < head && decisions.length < limit && scanned < SCAN_LIMIT && bytes < TAIL_CONTENT_BYTES) {
+    const records = await market.chainTerms(agentId, lastSeq, Math.min(READ_PAGE, SCAN_LIMIT - scanned, head - lastSeq), TAIL_CONTENT_BYTES - bytes);
     if (records.length === 0) break;
     for (const r of records) {
       if (r.chainSeq > head) return { decisions, lastSeq };
       scanned++;
+      bytes += r.contentBytes;
       lastSeq = r.chainSeq;
-      if (r.type === 'decision') decisions.push(r);
+      if (r.terms !== null) decisions.push({ seq: r.chainSeq, input: decisionOf(r.id, r.recordedAt, r.terms, r.observation ?? { status: 'unpriced', reason: AWAITING }) });
       if (decisions.length === limit) return { decisions, lastSeq };
     }
   }
   return { decisions, lastSeq };
-}
-
-function inputOf(record: ChainInput): DecisionInput {
-  return decisionInput(record, record.observation ?? { status: 'unpriced', reason: AWAITING });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -223,7 +239,7 @@ function cell(v: OutcomeValue, direction: 1 | -1 | 0): OutcomeCell {
 
 const nullCell = (reason: string): OutcomeCell => ({ date: null, close: null, return: null, hit: null, reason });
 
-function rowOf(record: ChainInput, d: DecisionInput, basis: OutcomeBasis, closes: Map<string, SymbolCloses> | null): OutcomeRow {
+function rowOf(seq: number, d: DecisionInput, basis: OutcomeBasis, closes: Map<string, SymbolCloses> | null): OutcomeRow {
   const direction = directionOf(d.action);
   const date = utcDate(d.recorded_at);
   const price = d.price === null ? null : new Dec(d.price);
@@ -248,7 +264,7 @@ function rowOf(record: ChainInput, d: DecisionInput, basis: OutcomeBasis, closes
   }
   return {
     record_id: d.id,
-    seq: record.chainSeq,
+    seq,
     symbol: d.symbol,
     action: d.action,
     recorded_at: d.recorded_at,

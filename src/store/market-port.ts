@@ -78,6 +78,23 @@ export type DecisionTerms = {
   timeHorizon: string | null;
 };
 
+/**
+ * One record of an agent's chain as a page of decision outcomes reads it, without its content: a
+ * decision's terms and observation (from the priced_decisions projection once observed; read out
+ * of its content by the database before that, with no observation); `terms` is null for a record
+ * of another type. `contentBytes` is the content the database read for it (0 but for a decision
+ * not observed yet).
+ */
+export type ChainTerms = {
+  chainSeq: number;
+  id: string;
+  type: string;
+  recordedAt: string;
+  terms: DecisionTerms | null;
+  observation: ObservedPrice | null;
+  contentBytes: number;
+};
+
 /** An observed decision as the priced_decisions projection keeps it: its terms and its observation. */
 export type PricedDecision = { chainSeq: number; id: string; recordedAt: string; terms: DecisionTerms; observation: ObservedPrice };
 
@@ -120,6 +137,12 @@ export interface MarketStore {
    * one narrow read (no hashes, no signature) where listChain and observationsOf make two wide ones.
    */
   chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]>;
+  /**
+   * An agent's records in chain order, seq > afterSeq, at most `limit`, as ChainTerms, ending with
+   * the record whose content read takes the total past `maxBytes` (so at least one): only the
+   * content of decisions not observed yet is read (in SQL, for their terms), and none returned.
+   */
+  chainTerms(agentId: string, afterSeq: number, limit: number, maxBytes: number): Promise<ChainTerms[]>;
   /**
    * The highest seq <= headSeq up to which every decision of the agent has its observation, by the
    * pricing job's scan cursor (0 when no scan has run): the part of the chain pricedDecisions serves.

@@ -1,5 +1,5 @@
 // Rows of the market tables <-> the market sub-port's types, shared by both adapters.
-import type { ChainInput, PendingPrice, PricedDecision, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
+import type { ChainInput, ChainTerms, PendingPrice, PricedDecision, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
 import type { Row } from './rows.ts';
 
 export const OBSERVATION_COLUMNS = [
@@ -59,6 +59,54 @@ export function chainInputFromArray(a: unknown[]): ChainInput {
   if (a[6] === 'priced') observation = { status: 'priced', price: String(a[7]), source: String(a[9]) as PriceSource, feed: strOrNull(a[10]), synthetic: Boolean(a[11]) };
   else if (a[6] !== null && a[6] !== undefined) observation = { status: 'unpriced', reason: String(a[8]), source: String(a[9]) as PriceSource, feed: strOrNull(a[10]), synthetic: Boolean(a[11]) };
   return { chainSeq: Number(a[0]), id: String(a[1]), type: String(a[2]), recordedAt: String(a[3]), symbol: strOrNull(a[4]), content: String(a[5]), observation };
+}
+
+/** The decision terms a page of outcomes reads, in chainTermsFromArray's order (DecisionTerms). */
+export const TERM_NAMES = ['symbol', 'action', 'target_allocation_pct', 'quantity', 'notional', 'time_horizon'] as const;
+
+/**
+ * How a dialect reads a term out of `r.content`: `join` is added after the records (a lateral
+ * parse, or ''), `term(name)` is the term's text, or NULL when it is absent or not a JSON string
+ * (as the priced_decisions projection reads it). Only a decision with no row in priced_decisions
+ * (not observed yet) has its content parsed.
+ */
+export type TermReader = { join: string; term: (name: (typeof TERM_NAMES)[number]) => string };
+
+/**
+ * chainTerms in both dialects. An observed decision's terms and observation come from the
+ * priced_decisions projection; only a decision not observed yet has its content read, and only
+ * within the budget: the sizes of those contents come first (octet_length reads no content:
+ * SQLite takes it from the record header, PostgreSQL from the TOAST pointer), then the records
+ * whose running total before them is under the budget. Parameters: agent, after seq, limit, max bytes.
+ */
+export function chainTermsSql(p: (i: number) => string, reader: TermReader): string {
+  const unread = `r.type = 'decision' AND pd.chain_seq IS NULL`;
+  const term = (name: (typeof TERM_NAMES)[number]) => `CASE WHEN pd.chain_seq IS NOT NULL THEN pd.${name} WHEN ${unread} THEN ${reader.term(name)} END`;
+  return `WITH sizes AS (SELECT r.id, r.chain_seq, CASE WHEN ${unread} THEN octet_length(r.content) ELSE 0 END AS bytes
+      FROM records r LEFT JOIN priced_decisions pd ON pd.agent_id = r.agent_id AND pd.chain_seq = r.chain_seq
+      WHERE r.agent_id = ${p(1)} AND r.chain_seq > ${p(2)} ORDER BY r.chain_seq LIMIT ${p(3)}),
+    page AS (SELECT id, bytes, sum(bytes) OVER (ORDER BY chain_seq ROWS UNBOUNDED PRECEDING) - bytes AS before FROM sizes)
+    SELECT r.chain_seq, r.id, r.type, r.recorded_at, p.bytes, r.symbol, ${TERM_NAMES.map(term).join(', ')},
+      pd.status, pd.price, pd.reason, pd.source, pd.feed, pd.synthetic
+    FROM page p JOIN records r ON r.id = p.id
+      LEFT JOIN priced_decisions pd ON pd.agent_id = r.agent_id AND pd.chain_seq = r.chain_seq ${reader.join}
+    WHERE p.before < ${p(4)} ORDER BY r.chain_seq`;
+}
+
+export function chainTermsFromArray(a: unknown[]): ChainTerms {
+  const type = String(a[2]);
+  let observation: ChainTerms['observation'] = null;
+  if (a[12] === 'priced') observation = { status: 'priced', price: String(a[13]), source: String(a[15]) as PriceSource, feed: strOrNull(a[16]), synthetic: Boolean(a[17]) };
+  else if (a[12] !== null && a[12] !== undefined) observation = { status: 'unpriced', reason: String(a[14]), source: String(a[15]) as PriceSource, feed: strOrNull(a[16]), synthetic: Boolean(a[17]) };
+  const terms = type !== 'decision' ? null : {
+    symbol: strOrNull(a[6]) ?? strOrNull(a[5]) ?? '',
+    action: strOrNull(a[7]),
+    targetAllocationPct: strOrNull(a[8]),
+    quantity: strOrNull(a[9]),
+    notional: strOrNull(a[10]),
+    timeHorizon: strOrNull(a[11]),
+  };
+  return { chainSeq: Number(a[0]), id: String(a[1]), type, recordedAt: String(a[3]), terms, observation, contentBytes: Number(a[4]) };
 }
 
 /**

@@ -130,8 +130,12 @@ export interface LedgerStore {
 
   // Public reads (profile, chain, proof, ledger, export, transparency).
   findAgentById(id: string): Promise<Agent | null>;
-  /** The agent's records in chain order: seq greater than `afterSeq`, at most `limit`. */
-  listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]>;
+  /**
+   * The agent's records in chain order: seq greater than `afterSeq`, at most `limit`. With
+   * `maxBytes`, they end with the record whose content takes their total past it (so at least
+   * one): what is read is bounded by the budget plus one record, however large the records.
+   */
+  listChain(agentId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredRecord[]>;
   /** Every agent's records newest first by sort key (the ULID part of the id), filtered. */
   listLedger(query: LedgerQuery): Promise<StoredRecord[]>;
   /** Record counts of one agent, or of all agents when `agentId` is omitted. */

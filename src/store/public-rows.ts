@@ -33,6 +33,20 @@ export function ledgerSql(
   return { sql, params };
 }
 
+/**
+ * listChain with a byte budget: the sizes of the next `limit` contents first (octet_length reads
+ * no content: SQLite takes it from the record header, PostgreSQL from the TOAST pointer), then
+ * the records whose running total of content before them is under the budget, so at least one.
+ * Parameters: agent, after seq, limit, max bytes.
+ */
+export function boundedChainSql(p: () => string): string {
+  return `WITH sizes AS (SELECT id, chain_seq, octet_length(content) AS bytes FROM records
+      WHERE agent_id = ${p()} AND chain_seq > ${p()} ORDER BY chain_seq LIMIT ${p()}),
+    page AS (SELECT id, sum(bytes) OVER (ORDER BY chain_seq ROWS UNBOUNDED PRECEDING) - bytes AS before FROM sizes)
+    SELECT ${RECORD_COLUMNS} FROM page p JOIN records r ON r.id = p.id JOIN agents a ON a.id = r.agent_id
+    WHERE p.before < ${p()} ORDER BY r.chain_seq`;
+}
+
 /** An agents row with `head_seq`, `head_hash`, `head_recorded_at` from chain_heads. */
 export function agentHeadFromRow(r: Row): AgentHead {
   return {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { readDecisions } from '../../src/performance/inputs.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import { readDecisions, termsOf } from '../../src/performance/inputs.ts';
+import type { ChainTerms, MarketStore } from '../../src/store/market-port.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore, marketFixture } from '../support/stores.ts';
 import { appendExecution, postMany } from '../public/helpers.ts';
@@ -16,8 +16,27 @@ const SIZES = [{ quantity: '2' }, { notional: '1500.25' }, { target_allocation_p
 const ACTIONS = ['BUY', 'INCREASE', 'HOLD', 'REDUCE', 'SELL', 'CLOSE'];
 const SYMBOLS = ['AAPL', 'MSFT', 'KO', 'BTC/USD'];
 
+/**
+ * chainTerms as its contract reads, from each record's content parsed here (termsOf) and its
+ * observation: the projection's SQL is not in it.
+ */
+async function termsByRecord(market: MarketStore, agentId: string, afterSeq: number, limit: number, maxBytes: number): Promise<ChainTerms[]> {
+  const out: ChainTerms[] = [];
+  let bytes = 0;
+  for (const r of await market.chainInputs(agentId, afterSeq, limit)) {
+    if (bytes >= maxBytes) break;
+    const contentBytes = r.type === 'decision' && r.observation === null ? Buffer.byteLength(r.content) : 0;
+    out.push({ chainSeq: r.chainSeq, id: r.id, type: r.type, recordedAt: r.recordedAt, terms: r.type === 'decision' ? termsOf(r) : null, observation: r.observation, contentBytes });
+    bytes += contentBytes;
+  }
+  return out;
+}
+
 /** The market sub-port as it was before the projection: no observed prefix, every record read with its content. */
-const recordByRecord = (market: MarketStore): MarketStore => overriding(market, { observedPrefix: async () => 0 });
+const recordByRecord = (market: MarketStore): MarketStore => overriding(market, {
+  observedPrefix: async () => 0,
+  chainTerms: (agentId, afterSeq, limit, maxBytes) => termsByRecord(market, agentId, afterSeq, limit, maxBytes),
+});
 
 await forEachStore('decisions read for the accounting', (kind) => {
   const f = marketFixture(kind);
@@ -46,6 +65,10 @@ await forEachStore('decisions read for the accounting', (kind) => {
       assert.deepEqual(fast, slow, `after ${afterSeq} through ${headSeq}`);
       return fast;
     };
+    // chainTerms itself: the projection's terms, and content read only within the budget
+    for (const [afterSeq, maxBytes] of [[0, 1], [0, 2_000], [0, 1e9], [pendingSeq - 1, 1], [pendingSeq, 1e9]] as const) {
+      assert.deepEqual(await f.market.chainTerms(a.agentId, afterSeq, head, maxBytes), await termsByRecord(f.market, a.agentId, afterSeq, head, maxBytes), `after ${afterSeq}, ${maxBytes} bytes`);
+    }
     const waiting = await compare(0, head);
     assert.equal(waiting.awaiting?.id, chain[pendingSeq - 1]!.id);
     assert.equal(waiting.throughSeq, pendingSeq - 1);

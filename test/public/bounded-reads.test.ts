@@ -1,10 +1,20 @@
 // Issue 16, finding 2: public reads are bounded in size as well as in records. Records whose
 // metadata doubles when escaped make a page stop early with its cursor; following the cursors
-// still reaches every record exactly once.
+// still reaches every record exactly once. Issue 24, finding 2: an export read by a client that
+// stops reading has read about a MiB of records from the store, not a page of a thousand, and
+// once read on, its bytes are those of the whole chain written at once.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PAGE_CHAR_BUDGET } from '../../src/ledger/public/reads.ts';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sha256Hex } from '../../src/core/sha256.ts';
+import { recordJson } from '../../src/ledger/public/record-text.ts';
+import { EXPORT_PAGE_BYTES, PAGE_CHAR_BUDGET, PublicReads } from '../../src/ledger/public/reads.ts';
+import { ObservationReads } from '../../src/market/observations.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
+import type { StoredRecord } from '../../src/domain/types.ts';
 import { forEachStore } from '../support/stores.ts';
 import { idempotencyKey, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { validDecision } from '../api/record-helpers.ts';
@@ -12,6 +22,14 @@ import { validDecision } from '../api/record-helpers.ts';
 const RECORDS = 40;
 /** About 120 KB of request body, twice that once escaped again in a page. */
 const heavy = () => validDecision({ metadata: { quotes: '"'.repeat(60_000) } });
+/** Equal texts of megabytes, with where they first differ (never a diff of both). */
+function same(actual: string, expected: string): void {
+  if (actual === expected) return;
+  let i = 0;
+  while (actual[i] === expected[i]) i++;
+  assert.fail(`${actual.length} and ${expected.length} characters, first different at ${i}: ${JSON.stringify(actual.slice(i - 80, i + 80))} vs ${JSON.stringify(expected.slice(i - 80, i + 80))}`);
+}
+
 const MAX_PAGE = PAGE_CHAR_BUDGET + 512 * 1024; // the budget plus at most one record's text
 
 await forEachStore('public reads bounded in size', (kind) => {
@@ -69,5 +87,55 @@ await forEachStore('public reads bounded in size', (kind) => {
     }
     assert.ok(pages > 1, 'the budget split the ledger');
     assert.deepEqual(seen, [...ids].reverse());
+  });
+
+  test('an export to a client that stops reading reads about EXPORT_PAGE_BYTES of records ahead of it; read on, its bytes are the whole chain\'s', async () => {
+    const agent = (await store.findAgentByHandle(handle))!;
+    let contentRead = 0;
+    const counted = new Proxy(store, {
+      get: (target, key) => {
+        const value = Reflect.get(target, key, target);
+        if (key !== 'listChain') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return async (...args: Parameters<LedgerStore['listChain']>) => {
+          const page = await target.listChain(...args);
+          for (const r of page) contentRead += r.content.length;
+          return page;
+        };
+      },
+    });
+    const annotations = new ObservationReads(marketStoreOf(store)).exportAnnotations();
+    const exported = await new PublicReads(counted, 'http://ledger.test').export(handle, annotations);
+    assert.ok(exported.ok);
+    // The client takes the first chunk and then stops reading, behind the stream as the route sends it.
+    const chunks: Buffer[] = [];
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    const client = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        if (chunks.length === 1) void resumed.then(() => done());
+        else done();
+      },
+    });
+    const streamed = pipeline(Readable.from(exported.value.lines, { objectMode: false }), client);
+    for (let quiet = 0, last = -1; quiet < 5; quiet = contentRead === last ? quiet + 1 : 0, last = contentRead) await sleep(50);
+    const record = 130_000;
+    const chain = RECORDS * record;
+    assert.ok(contentRead > 0 && contentRead <= EXPORT_PAGE_BYTES + 2 * record, `${contentRead} characters of content read for a client that stopped (the chain holds about ${chain})`);
+    resume();
+    await streamed;
+    // The reference: the header, then every record's line written from one read of the whole chain.
+    const records: StoredRecord[] = await store.listChain(agent.id, 0, RECORDS);
+    const more = await annotations.page(records);
+    const lines = records.map((r) => recordJson(r, { payloads: true, document: false }, more(r)) + '\n').join('');
+    const exportOf = (text: string, etag: unknown) => {
+      const header = text.split('\n', 1)[0]!;
+      assert.equal(JSON.parse(header).records, RECORDS);
+      same(text, header + '\n' + lines);
+      assert.equal(etag, `W/"${sha256Hex(header).slice(0, 32)}"`);
+    };
+    exportOf(Buffer.concat(chunks).toString('utf8'), exported.value.etag);
+    const res = await t.app.inject({ method: 'GET', url: `/v1/export?agent=${handle}` });
+    exportOf(res.body, res.headers.etag);
   });
 });

@@ -20,8 +20,15 @@ import { ReadSources, type ReplicaOptions } from './sources.ts';
 
 const HANDLE = new RegExp(HANDLE_PATTERN);
 
-/** Records per store query when a chain is streamed (export). */
+/**
+ * Records per store query when a chain is streamed (export), and their content at most: a query
+ * ends early, after the record that passes EXPORT_PAGE_BYTES, so an export holds about a MiB of
+ * records however large they are.
+ */
 export const EXPORT_PAGE = 1000;
+export const EXPORT_PAGE_BYTES = 1024 * 1024;
+/** Lines are handed to the stream in chunks of about this many characters (a longer line alone). */
+const EXPORT_CHUNK_CHARS = 64 * 1024;
 
 export const EXPORT_FORMAT = 'ledger-export-ndjson-v1';
 
@@ -57,7 +64,8 @@ const RENDERED_CACHE = { records: 10_000, chars: 32 * 1024 * 1024 };
 /**
  * A page of records stops early, with its cursor, once its records' text passes this many
  * characters (it always holds at least one record), so no anonymous read builds a body of more
- * than a few megabytes however large the records or the limit.
+ * than a few megabytes however large the records or the limit. A chain page also counts the
+ * content it reads and does not show (payloads=false), and reads no further than the budget.
  */
 export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
 
@@ -176,19 +184,23 @@ export class PublicReads {
     return ok({ body });
   }
 
-  /** Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page budget. */
+  /**
+   * Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page
+   * budget. A record costs its text or its content, whichever is longer (a page without payloads
+   * still reads them), and each read stops at what is left of the budget.
+   */
   private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
     const texts: string[] = [];
-    let chars = 0;
+    let cost = 0;
     let last = afterSeq;
-    while (texts.length < room && (texts.length === 0 || chars < PAGE_CHAR_BUDGET)) {
-      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length));
+    while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
+      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), Math.max(1, PAGE_CHAR_BUDGET - cost));
       if (chunk.length === 0) break;
       for (const r of chunk) {
-        if (texts.length > 0 && chars >= PAGE_CHAR_BUDGET) break;
+        if (texts.length > 0 && cost >= PAGE_CHAR_BUDGET) break;
         const text = render(r);
         texts.push(text);
-        chars += text.length;
+        cost += Math.max(text.length, r.content.length);
         last = r.chainSeq;
       }
     }
@@ -301,8 +313,10 @@ export class PublicReads {
 
   /**
    * The export of one agent: a header line, then one line per record in chain order up to the
-   * head read at the start. Records are read EXPORT_PAGE at a time, one page per yielded chunk,
-   * so memory stays flat however long the chain is. `etag` names the export's content.
+   * head read at the start. Records are read a page at a time (EXPORT_PAGE, EXPORT_PAGE_BYTES)
+   * and yielded in chunks of EXPORT_CHUNK_CHARS, and the next page is read only when the stream
+   * asks for more: a slow client holds at most a page and a chunk, however long the chain or
+   * large its records. `etag` names the export's content.
    */
   export(handle: string, annotations?: ExportAnnotations): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
     return this.sources.read((store) => this.exportOn(store, handle, annotations));
@@ -335,11 +349,16 @@ export class PublicReads {
     const etag = `W/"${sha256Hex(headerText).slice(0, 32)}"`;
     async function* lines(): AsyncGenerator<string> {
       yield headerText + '\n';
-      for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE)) {
+      for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE, EXPORT_PAGE_BYTES)) {
         const more = annotations ? await annotations.page(page) : () => '';
         let chunk = '';
-        for (const r of page) chunk += recordJson(r, { payloads: true, document: false }, more(r)) + '\n';
-        yield chunk;
+        for (const r of page) {
+          chunk += recordJson(r, { payloads: true, document: false }, more(r)) + '\n';
+          if (chunk.length < EXPORT_CHUNK_CHARS) continue;
+          yield chunk;
+          chunk = '';
+        }
+        if (chunk !== '') yield chunk;
       }
     }
     return ok({ etag, lines: lines() });
@@ -363,11 +382,11 @@ export class PublicReads {
   }
 }
 
-/** The agent's records with afterSeq < seq <= toSeq, in chain order, `pageSize` per page. */
-export async function* chainPages(store: LedgerStore, agentId: string, afterSeq: number, toSeq: number, pageSize: number): AsyncGenerator<StoredRecord[]> {
+/** The agent's records with afterSeq < seq <= toSeq, in chain order, `pageSize` per page and about `maxBytes` of content at most. */
+export async function* chainPages(store: LedgerStore, agentId: string, afterSeq: number, toSeq: number, pageSize: number, maxBytes?: number): AsyncGenerator<StoredRecord[]> {
   let after = afterSeq;
   while (after < toSeq) {
-    const page = await store.listChain(agentId, after, Math.min(pageSize, toSeq - after));
+    const page = await store.listChain(agentId, after, Math.min(pageSize, toSeq - after), maxBytes);
     if (page.length === 0) return;
     yield page;
     after = page[page.length - 1]!.chainSeq;

@@ -2,9 +2,9 @@
 // pricing job's hold is a session advisory lock on a connection of its own: one API node prices
 // at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
-import type { ChainInput, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type { ChainInput, ChainTerms, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  chainInputFromArray, chainInputSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
+  chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, TERM_NAMES, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
@@ -16,6 +16,12 @@ export const pricingLockKey = (schema: string) => `ledger-pricing:${schema}`;
 const p = (i: number) => `$${i}`;
 const OBSERVED_PREFIX_SQL = observedPrefixSql(p);
 const PRICED_DECISIONS_SQL = pricedDecisionsSql(p);
+/** A decision not observed yet has its content parsed once (as the priced_decisions projection parses it); no other record. */
+const CHAIN_TERMS_SQL = chainTermsSql(p, {
+  join: `LEFT JOIN LATERAL (SELECT * FROM json_to_record(r.content::json) AS t(${TERM_NAMES.map((n) => `${n} json`).join(', ')})
+    WHERE r.type = 'decision' AND pd.chain_seq IS NULL) c ON true`,
+  term: (name) => `CASE json_typeof(c.${name}) WHEN 'string' THEN c.${name} #>> '{}' END`,
+});
 
 /** Observations per INSERT: well under PostgreSQL's 65,535 bound parameters. */
 const INSERT_CHUNK = 500;
@@ -75,6 +81,11 @@ export class PostgresMarketStore implements MarketStore {
   async chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]> {
     const { rows } = await this.store.pool.query({ text: chainInputSql(p), values: [agentId, afterSeq, limit], rowMode: 'array' });
     return (rows as unknown[][]).map(chainInputFromArray);
+  }
+
+  async chainTerms(agentId: string, afterSeq: number, limit: number, maxBytes: number): Promise<ChainTerms[]> {
+    const { rows } = await this.store.pool.query({ text: CHAIN_TERMS_SQL, values: [agentId, afterSeq, limit, maxBytes], rowMode: 'array' });
+    return (rows as unknown[][]).map(chainTermsFromArray);
   }
 
   async observedPrefix(agentId: string, headSeq: number): Promise<number> {

@@ -20,7 +20,7 @@ import {
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
-import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
+import { agentHeadFromRow, boundedChainSql, ledgerSql } from '../public-rows.ts';
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { PostgresLogStore } from './log.ts';
 import { LedgerPool } from './pool.ts';
@@ -46,6 +46,12 @@ export type PostgresOptions = {
  */
 export type PostgresTimeouts = { connectMs: number; queryMs: number; statementMs: number; idleInTransactionMs: number; appendLockMs: number };
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, queryMs: 30_000, statementMs: 25_000, idleInTransactionMs: 10_000, appendLockMs: 5_000 };
+
+/** listChain with a byte budget (public-rows.ts). */
+const BOUNDED_CHAIN_SQL = (() => {
+  let n = 0;
+  return boundedChainSql(() => `$${++n}`);
+})();
 
 /**
  * The URL parameters that set a bound (milliseconds; `connect_timeout` in seconds, as in libpq),
@@ -302,9 +308,11 @@ export class PostgresStore implements LedgerStore {
     return row ? agentFromRow(row) : null;
   }
 
-  async listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]> {
-    const rows = await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
-      WHERE r.agent_id = $1 AND r.chain_seq > $2 ORDER BY r.chain_seq LIMIT $3`, [agentId, afterSeq, limit]);
+  async listChain(agentId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredRecord[]> {
+    const rows = maxBytes === undefined
+      ? await this.q(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+        WHERE r.agent_id = $1 AND r.chain_seq > $2 ORDER BY r.chain_seq LIMIT $3`, [agentId, afterSeq, limit])
+      : await this.q(BOUNDED_CHAIN_SQL, [agentId, afterSeq, limit, maxBytes]);
     return rows.map(recordFromRow);
   }
 

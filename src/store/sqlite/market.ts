@@ -1,8 +1,8 @@
 // The market sub-port on SQLite (store/market-port.ts): the same database file as the SqliteStore
 // (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
-import type { ChainInput, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type { ChainInput, ChainTerms, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
 import {
-  chainInputFromArray, chainInputSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
+  chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, PRICED_DECISION_COLUMNS, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
@@ -14,10 +14,16 @@ const heldPricing = new Set<unknown>();
 
 const q = () => '?';
 const OBSERVED_PREFIX_SQL = observedPrefixSql(q);
+/** SQLite parses a text once for the json_ calls of a row (its JSON cache). */
+const CHAIN_TERMS_SQL = chainTermsSql(q, {
+  join: '',
+  term: (name) => `CASE json_type(r.content, '$.${name}') WHEN 'text' THEN json_extract(r.content, '$.${name}') END`,
+});
 
 export class SqliteMarketStore implements MarketStore {
   private chainRead: SqliteStatement | null = null;
   private pricedRead: SqliteStatement | null = null;
+  private termsRead: SqliteStatement | null = null;
   private closesRead: SqliteStatement | null = null;
 
   constructor(private readonly store: SqliteStore) {}
@@ -75,6 +81,11 @@ export class SqliteMarketStore implements MarketStore {
   async chainInputs(agentId: string, afterSeq: number, limit: number): Promise<ChainInput[]> {
     this.chainRead ??= this.db.prepare(chainInputSql(q)).raw(true);
     return (this.chainRead.all(agentId, afterSeq, limit) as unknown[][]).map(chainInputFromArray);
+  }
+
+  async chainTerms(agentId: string, afterSeq: number, limit: number, maxBytes: number): Promise<ChainTerms[]> {
+    this.termsRead ??= this.db.prepare(CHAIN_TERMS_SQL).raw(true);
+    return (this.termsRead.all(agentId, afterSeq, limit, maxBytes) as unknown[][]).map(chainTermsFromArray);
   }
 
   async observedPrefix(agentId: string, headSeq: number): Promise<number> {

@@ -19,7 +19,7 @@ import {
   INSERT_RECORD_SQLITE, KEY_HOLDER_COLUMNS, RECORD_COLUMNS, recordParams, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
-import { agentHeadFromRow, ledgerSql } from '../public-rows.ts';
+import { agentHeadFromRow, boundedChainSql, ledgerSql } from '../public-rows.ts';
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { SqliteLogStore } from './log.ts';
 import { SqliteAnchorStore } from './anchors.ts';
@@ -27,6 +27,9 @@ import type { AnchorStore } from '../anchor-port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
+
+/** listChain with a byte budget (public-rows.ts). */
+const BOUNDED_CHAIN_SQL = boundedChainSql(() => '?');
 
 /**
  * SQLite errors that mean "the database cannot take a write now", not "this request is wrong": a
@@ -369,9 +372,11 @@ export class SqliteStore implements LedgerStore {
     return row ? agentFromRow(row) : null;
   }
 
-  async listChain(agentId: string, afterSeq: number, limit: number): Promise<StoredRecord[]> {
-    const rows = this.read(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
-      WHERE r.agent_id = ? AND r.chain_seq > ? ORDER BY r.chain_seq LIMIT ?`).all(agentId, afterSeq, limit);
+  async listChain(agentId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredRecord[]> {
+    const rows = maxBytes === undefined
+      ? this.read(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+        WHERE r.agent_id = ? AND r.chain_seq > ? ORDER BY r.chain_seq LIMIT ?`).all(agentId, afterSeq, limit)
+      : this.read(BOUNDED_CHAIN_SQL).all(agentId, afterSeq, limit, maxBytes);
     return (rows as Row[]).map(recordFromRow);
   }
 
