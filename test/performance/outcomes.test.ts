@@ -287,9 +287,9 @@ await forEachStore('decision outcomes, published', (kind) => {
           };
         }
         if (key === 'saveCloses') {
-          return async (source: 'synthetic', symbol: string, closes: StoredClose[]) => {
+          return async (source: 'synthetic', symbol: string, closes: StoredClose[], fetchedAt: string) => {
             if (symbol === 'AAPL') refilled = true;
-            return target.saveCloses(source, symbol, closes);
+            return target.saveCloses(source, symbol, closes, fetchedAt);
           };
         }
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
