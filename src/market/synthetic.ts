@@ -195,8 +195,9 @@ export class SyntheticMarketData implements MarketData {
     let previous = walk.closes.length === 0 ? startPrice(this.seed, symbol, kind) : (walk.closes[walk.closes.length - 1] as string);
     for (; walk.next <= day; walk.next++) {
       if (kind === 'stock' && !isWeekday(walk.next)) continue;
-      const open = kind === 'stock' ? this.openAfterActions(walk, symbol, walk.next, previous) : previous;
-      const r = dailyReturn(this.seed, symbol, dateOfDay(walk.next), kind);
+      const date = dateOfDay(walk.next);
+      const open = kind === 'stock' ? this.openAfterActions(walk, symbol, walk.next, Number(date.slice(0, 4)), previous) : previous;
+      const r = dailyReturn(this.seed, symbol, date, kind);
       const close = Cents.max(new Cents(open).times(new Cents(1).plus(r)).toDecimalPlaces(2), '0.01').toFixed(2);
       walk.index.set(walk.next, walk.closes.length);
       walk.opens.push(open);
@@ -207,8 +208,7 @@ export class SyntheticMarketData implements MarketData {
   }
 
   /** The day's open: the previous close, or what the day's corporate action leaves of it (noted in the walk). */
-  private openAfterActions(walk: Walk, symbol: string, day: number, previous: string): string {
-    const year = Number(dateOfDay(day).slice(0, 4));
+  private openAfterActions(walk: Walk, symbol: string, day: number, year: number, previous: string): string {
     if (!walk.scheduled.has(year)) {
       walk.scheduled.add(year);
       for (const a of scheduleOf(this.seed, symbol, year)) walk.schedule.set(a.day, a);
