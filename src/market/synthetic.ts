@@ -113,10 +113,11 @@ export class SyntheticMarketData implements MarketData {
     const last = dayNumber(to);
     if (last - first > MAX_BAR_DAYS) return invalidRange(from, to);
     const bars: DailyBar[] = [];
+    const walk = this.walkTo(symbol, kind, last);
     for (let day = first; day <= last; day++) {
-      const close = this.closeOn(symbol, kind, day);
-      if (close === null) continue;
-      const open = this.openOn(symbol, kind, day) as string;
+      const i = walk.index.get(day);
+      if (i === undefined) continue;
+      const [open, close] = [walk.opens[i] as string, walk.closes[i] as string];
       const labelMs = kind === 'stock' ? day * DAY_MS - newYorkOffsetHours(day) * 3_600_000 : day * DAY_MS;
       const [low, high] = Cents.min(open, close).eq(open) ? [open, close] : [close, open];
       bars.push({ date: dateOfDay(day), open, high, low, close, provider_time: new Date(labelMs).toISOString() });
