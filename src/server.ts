@@ -56,7 +56,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   });
   const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
   const synthetic = new SyntheticMarketData(config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED);
-  const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message), {}, synthetic);
+  const pricing = pricingService(store, market.market, (level, message) => ledger.app.log[level](message), { facts: { benchmark: config.performance.benchmark } }, synthetic);
   const ledger = await buildApp({
     pricingStatus: () => pricing.status(),
     market: market.market,

@@ -5,20 +5,27 @@
 // Price at an instant: the latest-trade endpoint first; when that trade is later than the instant
 // (a price is looked up after the decision was recorded), the historical trades endpoint with
 // end = instant, sort = desc, limit = 1 over a lookback window. Daily bars: timeframe 1Day,
-// adjustment `split` (price return: splits applied, dividends not), all pages.
+// adjustment `raw` (the prices traded that day: an adjusted history is re-based by every later split
+// or dividend, so a stored adjusted close would not verify next quarter), all pages. Corporate
+// actions: /v1/corporate-actions, every type, all pages, read losslessly (corporate-actions.ts).
 // Plan limits: Basic allows 200 calls a minute and no SIP data from the last 15 minutes, so on
 // that plan a SIP request's end is moved back to 15 minutes ago; Algo Trader Plus allows 10,000.
 
+import { normaliseNumbers } from '../core/canon.ts';
 import { normaliseDecimal } from '../core/decimal.ts';
+import { readJson } from '../core/json.ts';
 import { parseRfc3339 } from '../core/time.ts';
 import { bodyText, boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
-import { DAY_MS, dateOfDay, newYorkDay } from './calendar.ts';
+import { DAY_MS, dateOfDay, dayNumber, newYorkDay } from './calendar.ts';
+import { ACTIONS_WINDOW_DAYS, inRange, parseActionsPage } from './corporate-actions.ts';
 import {
+  checkActionsRequest,
   checkBarsRequest,
   ageOf,
   assetKindOf,
   invalidSymbol,
   type AssetKind,
+  type CorporateAction,
   type DailyBar,
   type DailyBars,
   type MarketData,
@@ -59,6 +66,9 @@ export type AlpacaDataOptions = {
 };
 
 type Json = Record<string, unknown>;
+
+/** Symbols per corporate-actions request (one URL; `limit` counts the actions of all of them). */
+const ACTION_SYMBOLS_PER_CALL = 50;
 type Trade = { t: string; epochMs: number; price: string };
 
 export class AlpacaMarketData implements MarketData {
@@ -122,7 +132,7 @@ export class AlpacaMarketData implements MarketData {
     const kind = checked.value;
     const path = kind === 'stock' ? '/v2/stocks/bars' : `/v1beta3/crypto/${this.o.cryptoLocation}/bars`;
     const params: Record<string, string> = { symbols: symbol, timeframe: '1Day', start: from, end: this.barsEnd(kind, to), limit: '10000', sort: 'asc' };
-    if (kind === 'stock') Object.assign(params, { adjustment: 'split', feed: this.o.barsFeed });
+    if (kind === 'stock') Object.assign(params, { adjustment: 'raw', feed: this.o.barsFeed });
     const bars: DailyBar[] = [];
     let pageToken: string | null = null;
     for (let page = 0; ; page++) {
@@ -142,10 +152,43 @@ export class AlpacaMarketData implements MarketData {
         bars: bars.filter((b) => b.date >= from && b.date <= to),
         source: 'alpaca',
         feed: kind === 'stock' ? this.o.barsFeed : null,
-        adjustment: kind === 'stock' ? 'split' : 'raw',
+        adjustment: 'raw',
         synthetic: false,
       },
     };
+  }
+
+  async corporateActions(symbols: readonly string[], from: string, to: string): Promise<MarketResult<CorporateAction[]>> {
+    const checked = checkActionsRequest(symbols, from, to);
+    if (!checked.ok) return checked;
+    const stocks = checked.value.sort();
+    const today = this.now().toISOString().slice(0, 10);
+    const widened = dateOfDay(dayNumber(to) + ACTIONS_WINDOW_DAYS);
+    const end = widened < today ? widened : today < from ? from : today;
+    const actions: CorporateAction[] = [];
+    for (let i = 0; i < stocks.length; i += ACTION_SYMBOLS_PER_CALL) {
+      const params = { symbols: stocks.slice(i, i + ACTION_SYMBOLS_PER_CALL).join(','), start: from, end, limit: '1000', sort: 'asc' };
+      const got = await this.actionPages(params);
+      if (!got.ok) return got;
+      actions.push(...got.value);
+    }
+    return { ok: true, value: inRange(actions, from, to) };
+  }
+
+  /** Every page of one corporate-actions query, merged. */
+  private async actionPages(params: Record<string, string>): Promise<MarketResult<CorporateAction[]>> {
+    const actions: CorporateAction[] = [];
+    let pageToken: string | null = null;
+    for (let page = 0; ; page++) {
+      if (page >= this.o.maxPages) return providerError(`more than ${this.o.maxPages} pages of corporate actions`);
+      const body = await this.get('/v1/corporate-actions', pageToken === null ? params : { ...params, page_token: pageToken }, true);
+      if (!body.ok) return body;
+      const parsed = parseActionsPage(body.value as Parameters<typeof parseActionsPage>[0]);
+      if (!parsed.ok) return parsed;
+      actions.push(...parsed.value.actions);
+      pageToken = parsed.value.next;
+      if (pageToken === null) return { ok: true, value: actions };
+    }
   }
 
   /** `to` as Alpaca's inclusive end, moved back out of the last 15 minutes for SIP on the Basic plan. */
@@ -205,19 +248,20 @@ export class AlpacaMarketData implements MarketData {
     return null;
   }
 
-  private async get(path: string, params: Record<string, string>): Promise<MarketResult<Json>> {
+  /** `lossless`: numbers kept as the decimal text they are written with (core/json.ts), not read as doubles. */
+  private async get(path: string, params: Record<string, string>, lossless = false): Promise<MarketResult<Json>> {
     const url = `${this.o.baseUrl}${path}?${new URLSearchParams(params).toString()}`;
     for (let attempt = 0; ; attempt++) {
       const slot = this.takeCallSlot();
       if (slot) return { ok: false, error: slot };
-      const result = await this.getOnce(url);
+      const result = await this.getOnce(url, lossless);
       const retryable = !result.ok && result.error.code === 'provider_error' && (result.error.status === undefined || result.error.status >= 500);
       if (!retryable || attempt >= this.o.retries) return result;
       await new Promise((resolve) => setTimeout(resolve, this.o.retryDelayMs * 2 ** attempt));
     }
   }
 
-  private async getOnce(url: string): Promise<MarketResult<Json>> {
+  private async getOnce(url: string, lossless: boolean): Promise<MarketResult<Json>> {
     const exchange = await boundedExchange(url, {
       headers: { 'APCA-API-KEY-ID': this.o.keyId, 'APCA-API-SECRET-KEY': this.o.secret, accept: 'application/json' },
     }, { timeoutMs: this.o.timeoutMs, maxBytes: this.o.maxResponseBytes, fetch: this.fetchFn });
@@ -233,8 +277,17 @@ export class AlpacaMarketData implements MarketData {
     }
     if (response.status < 200 || response.status > 299) return statusError(response.status, body);
     if (!isObject(body)) return providerError('body is not a JSON object', response.status);
-    return { ok: true, value: body };
+    return lossless ? readLossless(text, response.status) : { ok: true, value: body };
   }
+}
+
+/** The body again with every number as its normalised decimal text (canon_v1 §2). */
+function readLossless(text: string, status: number): MarketResult<Json> {
+  const read = readJson(text);
+  if (!read.ok) return providerError(`body is not strict JSON: ${read.error.message}`, status);
+  const normalised = normaliseNumbers(read.value);
+  if (!normalised.ok) return providerError(`number at ${normalised.path} is too long`, status);
+  return isObject(normalised.value) ? { ok: true, value: normalised.value } : providerError('body is not a JSON object', status);
 }
 
 function statusError(status: number, body: unknown): MarketResult<never> {

@@ -48,7 +48,7 @@ export class DailyCloses {
       if (!bars.ok && bars.error.code !== 'unknown_symbol') return bars;
       const closes = bars.ok ? bars.value.bars.filter((b) => b.date >= range.from && b.date <= range.to).map((b) => ({ date: b.date, close: b.close })) : [];
       if (closes.length > 0) {
-        await this.store.saveCloses(source, symbol, closes);
+        await this.store.saveCloses(source, symbol, closes, this.now().toISOString());
         saved = true;
       }
       this.remember(`${source}\n${symbol}`, range);

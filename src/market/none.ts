@@ -1,5 +1,5 @@
 // The `none` market-data provider: nothing is priced, and every answer says why.
-import type { DailyBars, MarketData, MarketResult, TradePrice } from './port.ts';
+import type { CorporateAction, DailyBars, MarketData, MarketResult, TradePrice } from './port.ts';
 
 export class NoMarketData implements MarketData {
   readonly source = 'none' as const;
@@ -12,6 +12,10 @@ export class NoMarketData implements MarketData {
   }
 
   async dailyBars(): Promise<MarketResult<DailyBars>> {
+    return { ok: false, error: { code: 'not_configured', message: this.description } };
+  }
+
+  async corporateActions(): Promise<MarketResult<CorporateAction[]>> {
     return { ok: false, error: { code: 'not_configured', message: this.description } };
   }
 }

@@ -1,6 +1,8 @@
 // The market-data port: what the rest of the service may ask of a price source.
 // Owns: the shapes of a priced instant and a daily bar, the error values every provider returns,
-// the symbol forms (stocks `AAPL`, crypto `BTC/USD`) and the staleness rule. No I/O here.
+// the symbol forms (stocks `AAPL`, crypto `BTC/USD`), the staleness rule and the shape of a
+// corporate action (corporate-actions.ts reads Alpaca's). No I/O here.
+import type { CorporateActionFacts } from '../store/market-port.ts';
 
 export type Source = 'alpaca' | 'synthetic' | 'none';
 export type AssetKind = 'stock' | 'crypto';
@@ -38,10 +40,29 @@ export type DailyBars = {
   bars: DailyBar[];
   source: Source;
   feed: string | null;
-  /** How prices were adjusted: `split` means price return (splits applied, dividends not). */
-  adjustment: string;
+  /** How prices were adjusted: always `raw` (unadjusted: the price traded that day, before any later split or dividend). */
+  adjustment: 'raw';
   synthetic: boolean;
 };
+
+/**
+ * A corporate action as its provider stated it, a fact of its own (issue 25):
+ * - `provider_id`: Alpaca's UUID `id` (`content:<sha256 prefix>` for an object without one); for the
+ *   synthetic model a UUID-shaped hash of its seed, symbol, type and ex-date.
+ * - `source`: `alpaca` or `synthetic`.
+ * - `type`: Alpaca's singular type name (`forward_split`, `reverse_split`, `cash_dividend`,
+ *   `stock_dividend`, `spin_off`, `cash_merger`, ...; a type unknown here is kept as named).
+ * - `symbol`: the affected symbol: `symbol`, else the old, source or acquiree symbol.
+ * - `ex_date`: `YYYY-MM-DD` (a merger's or unit split's `effective_date`); the other dates as the
+ *   provider gave them, or null. A cash dividend's `process_date` is its payable date.
+ * - `old_rate`, `new_rate`, `rate`: the provider's members of those names, as normalised decimal
+ *   text exactly as its JSON number reads (never through a float); null when absent. A split is
+ *   `new_rate` new shares for `old_rate` old; a cash dividend's `rate` is cash per share; a stock
+ *   dividend's `rate` the provider's (extra shares per share, UNCONFIRMED).
+ * - `special`: the provider's flag for a non-recurring dividend, null when absent.
+ * - `raw`: the provider's object as canonical JSON (canon_v1: numbers as decimal strings).
+ */
+export type CorporateAction = CorporateActionFacts;
 
 export type MarketError =
   | { code: 'provider_error'; message: string; status?: number }
@@ -60,8 +81,13 @@ export interface MarketData {
   readonly description: string;
   /** The last trade of `symbol` at or before `at`. */
   latestTrade(symbol: string, at: Date): Promise<MarketResult<TradePrice>>;
-  /** Daily bars with dates from `from` to `to` inclusive (`YYYY-MM-DD`), oldest first. */
+  /** Raw (unadjusted) daily bars with dates from `from` to `to` inclusive (`YYYY-MM-DD`), oldest first. */
   dailyBars(symbol: string, from: string, to: string): Promise<MarketResult<DailyBars>>;
+  /**
+   * The corporate actions of `symbols` whose ex_date (else process_date) is in from..to inclusive,
+   * every type, by ex_date then provider_id. Crypto symbols have none.
+   */
+  corporateActions(symbols: readonly string[], from: string, to: string): Promise<MarketResult<CorporateAction[]>>;
 }
 
 /**
@@ -100,6 +126,14 @@ export function invalidSymbol(symbol: string): MarketResult<never> {
 
 export function invalidRange(from: string, to: string): MarketResult<never> {
   return { ok: false, error: { code: 'invalid_request', message: `bad date range ${JSON.stringify(from)}..${JSON.stringify(to)}` } };
+}
+
+/** A corporate-actions request's stock symbols (crypto ones dropped), or the error for a symbol or the date range. */
+export function checkActionsRequest(symbols: readonly string[], from: string, to: string): MarketResult<string[]> {
+  const bad = symbols.find((s) => assetKindOf(s) === null);
+  if (bad !== undefined) return invalidSymbol(bad);
+  if (!isIsoDate(from) || !isIsoDate(to) || from > to) return invalidRange(from, to);
+  return { ok: true, value: [...new Set(symbols.filter((s) => assetKindOf(s) === 'stock'))] };
 }
 
 /** A daily-bars request's asset kind, or the error for its symbol or date range. */

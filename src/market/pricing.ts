@@ -10,9 +10,13 @@
 // decision exactly once. Its status (pending, last error, since when failing) is on /readyz.
 // Demo agents' decisions are priced by the synthetic model whatever the provider (`demo`): `ledger
 // demo` prices them so too, and whichever writes first, their prices come from one source.
+// With `facts` (the serving process), a round with nothing pending also keeps the market facts of
+// the priced symbols and the benchmark (facts.ts: corporate actions and raw closes), a step at a
+// time, shown under `facts` in the status.
 import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold } from '../store/market-port.ts';
 import type { MarketData, MarketError, TradePrice } from './port.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';
+import { MarketFacts, type FactsOptions, type FactsStatus } from './facts.ts';
 
 /** Asset classes no provider here has a market price for: unpriced without asking. */
 const UNPRICED_CLASSES = new Set(['PREDICTION_MARKET', 'PERPETUAL']);
@@ -46,6 +50,8 @@ export type PricingOptions = Partial<typeof PRICING_DEFAULTS> & {
   onNotice?: (level: 'info' | 'warn', message: string) => void;
   /** The synthetic model demo agents are priced by, and which agents are demo agents (a flag set at creation). */
   demo?: { market: MarketData; isDemo: (agentId: string) => Promise<boolean> };
+  /** Keep the market facts (corporate actions, raw closes) of the priced symbols and of `benchmark` (LEDGER_BENCHMARK). */
+  facts?: Omit<FactsOptions, 'store' | 'providers' | 'now' | 'onNotice'>;
 };
 
 /** Agents whose demo flag is remembered (the flag never changes). */
@@ -69,6 +75,8 @@ export type PricingStatus = {
   /** When the current outage began; null while the provider answers. */
   failing_since: string | null;
   retry_at: string | null;
+  /** The market facts kept beside the prices (null when this job keeps none). */
+  facts: FactsStatus | null;
 };
 
 type Failure = { code: string; message: string; retryAfterMs?: number };
@@ -80,7 +88,8 @@ export class PricingJob {
   private readonly job: SingletonJob<PricingHold>;
   private failures = 0;
   private readonly demoFlags = new Map<string, boolean>();
-  private readonly state: Omit<PricingStatus, 'source' | 'description'> = {
+  private readonly facts: MarketFacts | null;
+  private readonly state: Omit<PricingStatus, 'source' | 'description' | 'facts'> = {
     state: 'idle', pending: null, pending_capped: false, observed: 0, last_error: null, last_error_at: null, failing_since: null, retry_at: null,
   };
 
@@ -92,6 +101,13 @@ export class PricingJob {
       const value = options[key];
       if (value !== undefined) this.o[key] = value;
     }
+    this.facts = options.facts ? new MarketFacts({
+      ...options.facts,
+      store: options.store,
+      providers: { ...(options.demo ? { synthetic: options.demo.market } : {}), [options.market.source]: options.market },
+      now: () => this.now(),
+      onNotice: options.onNotice,
+    }) : null;
     this.job = new SingletonJob({
       take: () => this.takeHold(),
       turn: () => this.round(),
@@ -107,7 +123,7 @@ export class PricingJob {
   }
 
   status(): PricingStatus {
-    return { source: this.source, description: this.options.market.description, ...this.state };
+    return { source: this.source, description: this.options.market.description, ...this.state, facts: this.facts?.status() ?? null };
   }
 
   start(): void {
@@ -132,6 +148,8 @@ export class PricingJob {
     if (batch.length === 0) {
       Object.assign(this.state, { state: 'idle', pending: 0, pending_capped: false });
       this.recovered();
+      // Nothing to price: a step of the market facts when they are due (the step notes its own failures).
+      if (this.facts?.due() && !this.job.stopping) return (await this.facts.step()) || !this.facts.due() ? this.o.pollMs : 0;
       return this.o.pollMs;
     }
     this.state.state = 'pricing';
@@ -268,6 +286,6 @@ export class PricingJob {
 export function pricingOff(market: MarketData): PricingStatus {
   return {
     source: market.source, state: 'off', description: market.description, pending: null, pending_capped: false, observed: 0,
-    last_error: null, last_error_at: null, failing_since: null, retry_at: null,
+    last_error: null, last_error_at: null, failing_since: null, retry_at: null, facts: null,
   };
 }

@@ -10,18 +10,27 @@
 // r_d written with toFixed(6). Stocks: μ = 0.0003, σ = 0.015, weekdays only; crypto: μ = 0.0012,
 // σ = 0.03, every day. The walk starts on ORIGIN_DATE at 20 + (u1 mod 48000)/100 USD for a stock,
 // 1000 + (u1 mod 49000) USD for crypto (u1 of SHA-256("<seed>\n<symbol>\nstart")). Within a session the price moves in a straight line from
-// the previous close to the day's close, minute by minute.
+// the day's open to its close, minute by minute.
+//
+// Prices are raw (unadjusted): a stock has deterministic corporate actions (synthetic-actions.ts:
+// splits both ways, quarterly and special cash dividends, stock dividends), and on an ex-date the
+// day's open is the previous close as the action leaves it (a 10-for-1 split divides it by 10, a
+// cash dividend takes its amount off), rounded half-even to cents; the close is open × (1 + r_d).
+// On every other day the open is the previous close, as before actions were modelled.
 
 import { Decimal } from 'decimal.js';
 import { sha256Hex } from '../core/sha256.ts';
 import { DAY_MS, dateOfDay, dayNumber, isWeekday, newYorkDay, newYorkOffsetHours, stockSession } from './calendar.ts';
+import { applyAction, scheduleOf, type ScheduledAction } from './synthetic-actions.ts';
 import {
+  checkActionsRequest,
   checkBarsRequest,
   ageOf,
   assetKindOf,
   invalidRange,
   invalidSymbol,
   type AssetKind,
+  type CorporateAction,
   type DailyBar,
   type DailyBars,
   type MarketData,
@@ -59,7 +68,8 @@ export function startPrice(seed: string, symbol: string, kind: AssetKind): strin
   return new Cents(20).plus(new Cents(u1 % 48000).div(100)).toFixed(2);
 }
 
-type Walk = { next: number; index: Map<number, number>; closes: string[] };
+/** A symbol's walk so far: each trading day's index, open and close, and the actions it went through. */
+type Walk = { next: number; index: Map<number, number>; opens: string[]; closes: string[]; actions: CorporateAction[]; scheduled: Set<number>; schedule: Map<number, ScheduledAction> };
 
 export class SyntheticMarketData implements MarketData {
   readonly source = 'synthetic' as const;
@@ -103,15 +113,26 @@ export class SyntheticMarketData implements MarketData {
     const last = dayNumber(to);
     if (last - first > MAX_BAR_DAYS) return invalidRange(from, to);
     const bars: DailyBar[] = [];
+    const walk = this.walkTo(symbol, kind, last);
     for (let day = first; day <= last; day++) {
-      const close = this.closeOn(symbol, kind, day);
-      if (close === null) continue;
-      const open = this.closeBefore(symbol, kind, day)?.price ?? close;
+      const i = walk.index.get(day);
+      if (i === undefined) continue;
+      const [open, close] = [walk.opens[i] as string, walk.closes[i] as string];
       const labelMs = kind === 'stock' ? day * DAY_MS - newYorkOffsetHours(day) * 3_600_000 : day * DAY_MS;
       const [low, high] = Cents.min(open, close).eq(open) ? [open, close] : [close, open];
       bars.push({ date: dateOfDay(day), open, high, low, close, provider_time: new Date(labelMs).toISOString() });
     }
-    return { ok: true, value: { symbol, bars, source: 'synthetic', feed: null, adjustment: 'split', synthetic: true } };
+    return { ok: true, value: { symbol, bars, source: 'synthetic', feed: null, adjustment: 'raw', synthetic: true } };
+  }
+
+  async corporateActions(symbols: readonly string[], from: string, to: string): Promise<MarketResult<CorporateAction[]>> {
+    const checked = checkActionsRequest(symbols, from, to);
+    if (!checked.ok) return checked;
+    const last = Math.min(dayNumber(to), this.origin + MAX_BAR_DAYS);
+    const actions = checked.value.flatMap((symbol) => this.walkTo(symbol, 'stock', last).actions)
+      .filter((a) => a.ex_date !== null && a.ex_date >= from && a.ex_date <= to);
+    actions.sort((a, b) => (a.ex_date! < b.ex_date! ? -1 : a.ex_date! > b.ex_date! ? 1 : a.provider_id < b.provider_id ? -1 : 1));
+    return { ok: true, value: actions };
   }
 
   private stockTradeAt(symbol: string, t: number): { price: string; time: number } | null {
@@ -139,12 +160,12 @@ export class SyntheticMarketData implements MarketData {
 
   private intraday(symbol: string, kind: AssetKind, day: number, open: number, close: number, t: number) {
     const dayClose = this.closeOn(symbol, kind, day);
-    const previous = this.closeBefore(symbol, kind, day);
-    if (dayClose === null || previous === null) return null;
+    const dayOpen = this.openOn(symbol, kind, day);
+    if (dayClose === null || dayOpen === null) return null;
     const minutes = Math.floor((t - open) / MINUTE);
     const length = (close - open) / MINUTE;
-    const price = new Cents(previous.price)
-      .plus(new Cents(dayClose).minus(previous.price).times(minutes).div(length))
+    const price = new Cents(dayOpen)
+      .plus(new Cents(dayClose).minus(dayOpen).times(minutes).div(length))
       .toDecimalPlaces(2)
       .toFixed(2);
     return { price, time: open + minutes * MINUTE };
@@ -159,31 +180,44 @@ export class SyntheticMarketData implements MarketData {
     return i === undefined ? null : (walk.closes[i] as string);
   }
 
-  /** The last close before `day`; the walk's start price before its first trading day. */
-  private closeBefore(symbol: string, kind: AssetKind, day: number): { price: string } | null {
-    if (day < this.origin) return null;
-    for (let d = day - 1; d >= this.origin; d--) {
-      const close = this.closeOn(symbol, kind, d);
-      if (close !== null) return { price: close };
-    }
-    return { price: startPrice(this.seed, symbol, kind) };
+  /** The open of `day` (the previous close, as an action on that day leaves it), or null when it does not trade. */
+  private openOn(symbol: string, kind: AssetKind, day: number): string | null {
+    if (this.closeOn(symbol, kind, day) === null) return null;
+    const walk = this.walkTo(symbol, kind, day);
+    return walk.opens[walk.index.get(day) as number] as string;
   }
 
   private walkTo(symbol: string, kind: AssetKind, day: number): Walk {
     let walk = this.walks.get(symbol);
     if (!walk) {
-      walk = { next: this.origin, index: new Map(), closes: [] };
+      walk = { next: this.origin, index: new Map(), opens: [], closes: [], actions: [], scheduled: new Set(), schedule: new Map() };
       this.walks.set(symbol, walk);
     }
     let previous = walk.closes.length === 0 ? startPrice(this.seed, symbol, kind) : (walk.closes[walk.closes.length - 1] as string);
     for (; walk.next <= day; walk.next++) {
       if (kind === 'stock' && !isWeekday(walk.next)) continue;
-      const r = dailyReturn(this.seed, symbol, dateOfDay(walk.next), kind);
-      const close = Cents.max(new Cents(previous).times(new Cents(1).plus(r)).toDecimalPlaces(2), '0.01').toFixed(2);
+      const date = dateOfDay(walk.next);
+      const open = kind === 'stock' ? this.openAfterActions(walk, symbol, walk.next, Number(date.slice(0, 4)), previous) : previous;
+      const r = dailyReturn(this.seed, symbol, date, kind);
+      const close = Cents.max(new Cents(open).times(new Cents(1).plus(r)).toDecimalPlaces(2), '0.01').toFixed(2);
       walk.index.set(walk.next, walk.closes.length);
+      walk.opens.push(open);
       walk.closes.push(close);
       previous = close;
     }
     return walk;
+  }
+
+  /** The day's open: the previous close, or what the day's corporate action leaves of it (noted in the walk). */
+  private openAfterActions(walk: Walk, symbol: string, day: number, year: number, previous: string): string {
+    if (!walk.scheduled.has(year)) {
+      walk.scheduled.add(year);
+      for (const a of scheduleOf(this.seed, symbol, year)) walk.schedule.set(a.day, a);
+    }
+    const scheduled = walk.schedule.get(day);
+    if (scheduled === undefined) return previous;
+    const { open, action } = applyAction(this.seed, symbol, scheduled, previous);
+    walk.actions.push(action);
+    return Cents.max(open.toDecimalPlaces(2), '0.01').toFixed(2);
   }
 }

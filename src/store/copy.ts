@@ -40,6 +40,8 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'priced_decisions', derived: true },
   { name: 'price_scan' },
   { name: 'market_closes' },
+  { name: 'market_raw_closes' },
+  { name: 'corporate_actions' },
   { name: 'performance_reports' },
   { name: 'webhook_endpoints' },
   { name: 'webhook_cursor' },

@@ -1,8 +1,9 @@
 // The market sub-port: what the pricing and performance wings keep beside the records, with a
 // SQLite and a PostgreSQL adapter over the same database as the LedgerStore (market.ts picks it).
 // Owns the price observed at each decision's receipt (rule 6: one per decision, append-only, public
-// on the proof and in the export), the daily closes fetched from the provider (a cache: refetchable,
-// keyed by source), and the stored performance reports (derived, recomputable, replaced as they grow).
+// on the proof and in the export), the raw daily closes and the corporate actions fetched from the
+// provider (facts: append-only, with their source), and the stored performance reports (derived,
+// recomputable, replaced as they grow).
 
 export type PriceSource = 'alpaca' | 'synthetic';
 
@@ -104,7 +105,42 @@ export type ObservedPrice = { source: PriceSource; feed: string | null; syntheti
   | { status: 'unpriced'; reason: string }
 );
 
+/** A raw (unadjusted) daily close, as the provider first answered it. */
 export type StoredClose = { date: string; close: string };
+
+/**
+ * A corporate action as its provider stated it (market/corporate-actions.ts names it
+ * CorporateAction and says how each member is read). Rates are normalised decimal text, never
+ * floats; `raw` is the provider's object as canonical JSON (canon_v1: numbers as decimal strings).
+ */
+export type CorporateActionFacts = {
+  provider_id: string;
+  source: PriceSource;
+  type: string;
+  symbol: string;
+  ex_date: string | null;
+  payable_date: string | null;
+  process_date: string | null;
+  record_date: string | null;
+  old_rate: string | null;
+  new_rate: string | null;
+  rate: string | null;
+  special: boolean | null;
+  raw: string;
+};
+
+/**
+ * One stored revision of a corporate action: `id` grows with every row written, `revision` counts
+ * the versions of its provider_id (1 first), `seen_at` is when the ledger learned this version,
+ * `superseded_by` the id of the next revision (null for the current one).
+ */
+export type StoredCorporateAction = CorporateActionFacts & { id: number; revision: number; seen_at: string; superseded_by: number | null };
+
+/** What a save of corporate actions wrote: actions new to the ledger, and corrections of known ones. */
+export type SavedActions = { added: number; revised: number };
+
+/** A symbol the pricing job keeps facts for: priced by `source`, first observed on `firstDate`. */
+export type PricedSymbol = { source: PriceSource; symbol: string; firstDate: string };
 
 /** A performance report as stored: the JSON of src/performance's report and what it was computed from. */
 export type StoredReport = {
@@ -159,10 +195,26 @@ export interface MarketStore {
   /** The pricing job's hold, or null while another process holds it. */
   tryPricingHold(): Promise<PricingHold | null>;
 
-  /** Cached daily closes of `symbol` from `source`, dates from..to inclusive, oldest first. */
+  /** Stored raw daily closes of `symbol` from `source`, dates from..to inclusive, oldest first. */
   closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]>;
-  /** Caches closes (insert or replace by source, symbol, date). */
-  saveCloses(source: PriceSource, symbol: string, closes: StoredClose[]): Promise<void>;
+  /**
+   * Keeps raw closes (market_raw_closes): each inserted unless that source, symbol and date has one
+   * already; a stored close never changes (append-only by trigger). `fetchedAt`: when the provider answered.
+   */
+  saveCloses(source: PriceSource, symbol: string, closes: StoredClose[], fetchedAt: string): Promise<void>;
+
+  /**
+   * Keeps corporate actions, append-only: an action whose provider_id is new is stored as revision 1;
+   * one that differs (type or raw) from the current revision of its provider_id is stored as the
+   * next revision, superseding it; one identical to it writes nothing (a re-fetch is idempotent).
+   */
+  saveCorporateActions(actions: CorporateActionFacts[], seenAt: string): Promise<SavedActions>;
+  /** The current actions of `symbol` from `source` (the latest revision of each provider_id), by ex_date, then provider_id. */
+  corporateActions(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]>;
+  /** Every revision ever stored of the actions that named `symbol` in any revision, oldest row first. */
+  corporateActionHistory(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]>;
+  /** The symbols of priced observations, by source, with the date of the first: what the pricing job keeps facts for. */
+  pricedSymbols(): Promise<PricedSymbol[]>;
 
   report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null>;
   saveReport(report: StoredReport): Promise<void>;

@@ -119,12 +119,12 @@ describe('Alpaca market data client', () => {
     assert.equal(r.value.bars.length, 10);
     assert.deepEqual(r.value.bars[0], { date: '2026-01-05', open: '599.5', high: '601', low: '599', close: '600', provider_time: '2026-01-05T05:00:00Z' });
     assert.equal(r.value.bars[9]!.date, '2026-01-14');
-    assert.equal(r.value.adjustment, 'split');
+    assert.equal(r.value.adjustment, 'raw');
     assert.equal(sim.requests.length, 3); // 4 + 4 + 2
     assert.equal(sim.requests[1]!.query.get('page_token'), Buffer.from('4').toString('base64url'));
     for (const q of sim.requests) {
       assert.equal(q.query.get('timeframe'), '1Day');
-      assert.equal(q.query.get('adjustment'), 'split');
+      assert.equal(q.query.get('adjustment'), 'raw');
       assert.equal(q.query.get('feed'), 'sip');
     }
   });

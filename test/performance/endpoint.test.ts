@@ -46,6 +46,9 @@ class Switchable implements MarketData {
     if (this.failing) return { ok: false, error: { code: 'provider_error', message: 'upstream answered 502', status: 502 } };
     return this.inner.dailyBars(symbol, from, to);
   }
+  corporateActions(symbols: readonly string[], from: string, to: string) {
+    return this.inner.corporateActions(symbols, from, to);
+  }
 }
 
 await forEachStore('GET /v1/agents/{handle}/performance and the profile', (kind) => {

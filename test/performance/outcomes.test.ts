@@ -38,6 +38,9 @@ class Counted implements MarketData {
     if (!got.ok || symbol !== 'HALT') return got;
     return { ok: true, value: { ...got.value, bars: got.value.bars.filter((b) => b.date < '2025-03-03' || b.date > '2025-04-13') } };
   }
+  corporateActions(symbols: readonly string[], from: string, to: string) {
+    return this.inner.corporateActions(symbols, from, to);
+  }
 }
 
 /** The closes outcomes.ts is given: every close of each symbol from `from` through asOf, from the provider. */
@@ -289,9 +292,9 @@ await forEachStore('decision outcomes, published', (kind) => {
           };
         }
         if (key === 'saveCloses') {
-          return async (source: 'synthetic', symbol: string, closes: StoredClose[]) => {
+          return async (source: 'synthetic', symbol: string, closes: StoredClose[], fetchedAt: string) => {
             if (symbol === 'AAPL') refilled = true;
-            return target.saveCloses(source, symbol, closes);
+            return target.saveCloses(source, symbol, closes, fetchedAt);
           };
         }
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;

@@ -57,6 +57,9 @@ class Flaky implements MarketData {
     if (this.failing) return { ok: false as const, error: { code: 'provider_error' as const, message: 'upstream answered 503', status: 503 } };
     return this.inner.dailyBars(symbol, from, to);
   }
+  corporateActions(symbols: readonly string[], from: string, to: string) {
+    return this.inner.corporateActions(symbols, from, to);
+  }
 }
 
 type Fixture = { store: LedgerStore; market: MarketStore & { calls: Record<string, number> }; clock: HeldClock; provider: Flaky; service: PerformanceService; ledger: LedgerApp; ops: Operators };

@@ -3,10 +3,22 @@
 // src/ imports it. It checks the APCA key headers, serves latest and historical trades and daily
 // bars with next_page_token paging, refuses malformed crypto symbols, applies the Basic plan's
 // 15-minute SIP rule, and plays scripted failures (429 with Retry-After, 5xx, slow answers).
+// Corporate actions (`/v1/corporate-actions`, shared/reference/corporate-actions.md §1): the
+// documented shape keyed by plural type, only the types with results present, filtered on
+// process_date (so a dividend is found by its payable date, not its ex-date), sorted by it, paged by
+// `limit` (1..1000, default 100) and next_page_token; rates as JSON numbers (a SimNumber is written
+// with its exact text). The actions are the test's to change (a correction under the same id).
+// Bars are stored raw; `adjustment=split` (or `all`) divides the prices before each split's ex-date
+// by its ratio, as Alpaca re-bases its adjusted history.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type SimTrade = { t: string; p: number };
+/** A JSON number written with exactly this text (a rate Alpaca sends with more digits than a double keeps). */
+export class SimNumber {
+  constructor(readonly text: string) {}
+}
+export type SimAction = Record<string, string | number | boolean | null | SimNumber>;
 export type SimBar = { t: string; o: number; h: number; l: number; c: number; v?: number };
 export type ScriptedReply = { status: number; body?: unknown; headers?: Record<string, string>; delayMs?: number; rawBody?: string };
 
@@ -23,6 +35,10 @@ export type AlpacaDataSimOptions = {
   now?: () => Date;
   /** Every reply that is not scripted waits this long (a slow provider). */
   delayMs?: number;
+  /** Corporate actions by plural type (`forward_splits`, `cash_dividends`, ...); the test may change them. */
+  actions?: Record<string, SimAction[]>;
+  /** Corporate actions per page at most (Alpaca's `limit` still applies when smaller). */
+  actionsPageSize?: number;
 };
 
 export type SeenRequest = { method: string; path: string; query: URLSearchParams; headers: IncomingMessage['headers'] };
@@ -44,9 +60,10 @@ export async function startAlpacaDataSim(options: AlpacaDataSimOptions): Promise
   const requests: SeenRequest[] = [];
   const script: ScriptedReply[] = [];
 
+  const actions = options.actions ?? {};
   const reply = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(typeof body === 'string' ? body : JSON.stringify(body));
+    res.end(typeof body === 'string' ? body : jsonText(body));
   };
   const send: typeof reply = (...args) => {
     if (options.delayMs) setTimeout(() => reply(...args), options.delayMs);
@@ -67,6 +84,10 @@ export async function startAlpacaDataSim(options: AlpacaDataSimOptions): Promise
       return;
     }
     const symbols = (url.searchParams.get('symbols') ?? '').split(',').filter((s) => s !== '');
+    if (url.pathname === '/v1/corporate-actions') {
+      const page = actionsPage(url.searchParams, symbols, actions, options.actionsPageSize ?? 1000, now());
+      return 'error' in page ? send(res, 400, { message: page.error }) : send(res, 200, page);
+    }
     if (symbols.length === 0) return send(res, 400, { message: 'symbols is required' });
     const crypto = url.pathname.startsWith('/v1beta3/crypto/us/');
     if (crypto) {
@@ -92,7 +113,10 @@ export async function startAlpacaDataSim(options: AlpacaDataSimOptions): Promise
       return send(res, 200, { trades: out });
     }
     if (route === '/x/trades') return send(res, 200, historicalTrades(url.searchParams, symbols, trades));
-    if (route === '/x/bars') return send(res, 200, barsPage(url.searchParams, symbols, bars, options.pageSize ?? 1000));
+    if (route === '/x/bars') {
+      const adjusted = /split|all/.test(url.searchParams.get('adjustment') ?? 'raw') ? splitAdjusted(bars, actions) : bars;
+      return send(res, 200, barsPage(url.searchParams, symbols, adjusted, options.pageSize ?? 1000));
+    }
     return send(res, 404, { message: 'Not Found' });
   };
 
@@ -144,4 +168,56 @@ function barsPage(q: URLSearchParams, symbols: string[], bars: Record<string, Si
   for (const [s, b] of page) (out[s] ??= []).push({ ...b, v: b.v ?? 1000, n: 10, vw: b.c } as SimBar);
   const next = offset + size < all.length ? Buffer.from(String(offset + size)).toString('base64url') : null;
   return { bars: out, next_page_token: next };
+}
+
+/** JSON text, each SimNumber as its exact text. */
+function jsonText(body: unknown): string {
+  return JSON.stringify(body, (_k, v: unknown) => (v instanceof SimNumber ? `\u0000${v.text}\u0000` : v)).replace(/"\\u0000(.*?)\\u0000"/g, '$1');
+}
+
+const numberOf = (v: unknown) => (v instanceof SimNumber ? Number(v.text) : Number(v));
+const SYMBOL_MEMBERS = ['symbol', 'old_symbol', 'new_symbol', 'source_symbol', 'acquiree_symbol', 'acquirer_symbol'];
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** One page of /v1/corporate-actions, or the 400 message. */
+function actionsPage(q: URLSearchParams, symbols: string[], actions: Record<string, SimAction[]>, pageSize: number, now: Date) {
+  const today = now.toISOString().slice(0, 10);
+  const start = q.get('start') ?? today;
+  const end = q.get('end') ?? today;
+  if (!DATE.test(start) || !DATE.test(end)) return { error: 'start and end must be YYYY-MM-DD' };
+  const limit = Number(q.get('limit') ?? '100');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return { error: 'limit must be between 1 and 1000' };
+  const types = q.get('types')?.split(',').map((t) => `${t}s`);
+  const all: Array<[string, SimAction]> = [];
+  for (const [key, list] of Object.entries(actions)) {
+    if (types && !types.includes(key)) continue;
+    for (const a of list) {
+      const named = SYMBOL_MEMBERS.some((m) => symbols.includes(String(a[m])));
+      const processed = String(a.process_date);
+      if ((symbols.length === 0 || named) && processed >= start && processed <= end) all.push([key, a]);
+    }
+  }
+  all.sort(([, a], [, b]) => (String(a.process_date) < String(b.process_date) ? -1 : String(a.process_date) > String(b.process_date) ? 1 : String(a.id) < String(b.id) ? -1 : 1));
+  if (q.get('sort') === 'desc') all.reverse();
+  const offset = q.get('page_token') ? Number(Buffer.from(q.get('page_token') as string, 'base64url').toString()) : 0;
+  const size = Math.min(pageSize, limit);
+  const out: Record<string, SimAction[]> = {};
+  for (const [key, a] of all.slice(offset, offset + size)) (out[key] ??= []).push(a);
+  const next = offset + size < all.length ? Buffer.from(String(offset + size)).toString('base64url') : null;
+  return { corporate_actions: out, next_page_token: next };
+}
+
+/** The bars with every price before a split's ex-date divided by new_rate/old_rate (volume not kept). */
+function splitAdjusted(bars: Record<string, SimBar[]>, actions: Record<string, SimAction[]>): Record<string, SimBar[]> {
+  const splits = [...(actions.forward_splits ?? []), ...(actions.reverse_splits ?? [])];
+  const out: Record<string, SimBar[]> = {};
+  for (const [symbol, list] of Object.entries(bars)) {
+    out[symbol] = list.map((b) => {
+      let factor = 1;
+      for (const s of splits) if (s.symbol === symbol && b.t.slice(0, 10) < String(s.ex_date)) factor *= numberOf(s.old_rate) / numberOf(s.new_rate);
+      const adjust = (p: number) => Math.round(p * factor * 10_000) / 10_000;
+      return { ...b, o: adjust(b.o), h: adjust(b.h), l: adjust(b.l), c: adjust(b.c) };
+    });
+  }
+  return out;
 }

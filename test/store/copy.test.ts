@@ -93,6 +93,10 @@ function addBrokerAndAnchorRows(path: string): void {
       VALUES (?, ?, ?, 'AAPL', ?, ?, 'synthetic', NULL, 1, 'priced', '187.25', ?, 1200, 0, NULL)`).run(decision.id, decision.agent_id, decision.chain_seq, decision.recorded_at, decision.recorded_at, decision.recorded_at);
     db.prepare('INSERT INTO price_scan (id, sort_key) VALUES (1, ?)').run(decision.sort_key);
     db.prepare("INSERT INTO market_closes (source, symbol, date, close) VALUES ('synthetic', 'AAPL', '2026-11-20', '186.5')").run();
+    db.prepare("INSERT INTO market_raw_closes (source, symbol, date, close, fetched_at) VALUES ('synthetic', 'AAPL', '2026-11-20', '186.5', ?)").run(at);
+    // corporate_actions.id is an identity column on PostgreSQL
+    db.prepare(`INSERT INTO corporate_actions (id, source, provider_id, revision, type, symbol, ex_date, payable_date, process_date, record_date, old_rate, new_rate, rate, special, raw, seen_at)
+      VALUES (5, 'synthetic', 'ca-1', 1, 'cash_dividend', 'AAPL', '2026-11-10', '2026-11-24', '2026-11-24', '2026-11-10', NULL, NULL, '0.26', 0, '{}', ?)`).run(at);
     db.prepare("INSERT INTO performance_reports (agent_id, portfolio, through_seq, as_of, computed_at, report) VALUES (?, 'model', 1, '2026-11-20', ?, '{}')").run(decision.agent_id, at);
     // Webhooks: an endpoint, two messages (seq is an identity column on PostgreSQL), an attempt, the cursor.
     db.prepare(`INSERT INTO webhook_endpoints (id, agent_id, url, events, description, secret, key_version, status, disabled_reason, created_at, disabled_at)
@@ -143,7 +147,7 @@ describe('SQLite to PostgreSQL', { skip: pgSkip }, () => {
     assert.match(run.out, /verified: each table read back in key order on both sides has the same rows/);
     assert.match(run.out, /log_tiles\s+\d+ rows\s+sha256 [0-9a-f]{16}/);
     for (const table of ['broker_connections', 'broker_users', 'broker_fills', 'broker_snapshots', 'log_anchors', 'log_anchor_state',
-      'price_observations', 'price_counts', 'price_scan', 'market_closes', 'performance_reports']) {
+      'price_observations', 'price_counts', 'price_scan', 'market_closes', 'market_raw_closes', 'corporate_actions', 'performance_reports']) {
       assert.match(run.out, new RegExp(`${table}\\s+1 rows`), `${table} was copied`);
     }
     for (const table of ['webhook_endpoints', 'webhook_cursor', 'webhook_anchors_seen', 'webhook_attempts']) {

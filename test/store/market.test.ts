@@ -1,5 +1,5 @@
 // The market sub-port (store/market-port.ts) on both stores: pending decisions and the scan cursor,
-// observations (insert-if-absent, append-only by trigger), cached closes and stored reports
+// observations (insert-if-absent, append-only by trigger), raw closes (the same), stored reports
 // (replaceable), and the pricing job's hold.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -150,15 +150,24 @@ await forEachStore('the market store', (kind) => {
       VALUES ($1, $2, 2, 'AAPL', 'x', 'y', 'alpaca', ${kind.name === 'postgres' ? 'false' : '0'}, 'priced')`, [q, a.agentId]), /CHECK|check/);
   });
 
-  test('closes: a cache by source, symbol and date, replaced on save', async () => {
-    await market.saveCloses('alpaca', 'SPY', [{ date: '2026-01-02', close: '100' }, { date: '2026-01-05', close: '101.25' }, { date: '2026-01-06', close: '99' }]);
-    await market.saveCloses('synthetic', 'SPY', [{ date: '2026-01-05', close: '7' }]);
-    await market.saveCloses('alpaca', 'SPY', [{ date: '2026-01-06', close: '99.5' }]);
-    await market.saveCloses('alpaca', 'SPY', []);
-    assert.deepEqual(await market.closes('alpaca', 'SPY', '2026-01-03', '2026-01-06'), [{ date: '2026-01-05', close: '101.25' }, { date: '2026-01-06', close: '99.5' }]);
+  test('raw closes: kept by source, symbol and date, the first answer stands, append-only; the old split-adjusted cache is never read', async () => {
+    const at = '2026-01-07T00:05:00.000Z';
+    // A row of the split-adjusted cache of before issue 25: never read as a raw close.
+    await sql(store, "INSERT INTO market_closes (source, symbol, date, close) VALUES ('alpaca', 'SPY', '2026-01-02', '10')");
+    await market.saveCloses('alpaca', 'SPY', [{ date: '2026-01-02', close: '100' }, { date: '2026-01-05', close: '101.25' }, { date: '2026-01-06', close: '99' }], at);
+    await market.saveCloses('synthetic', 'SPY', [{ date: '2026-01-05', close: '7' }], at);
+    await market.saveCloses('alpaca', 'SPY', [{ date: '2026-01-06', close: '99.5' }, { date: '2026-01-07', close: '98' }], '2026-01-08T00:05:00.000Z');
+    await market.saveCloses('alpaca', 'SPY', [], at);
+    assert.deepEqual(await market.closes('alpaca', 'SPY', '2026-01-03', '2026-01-07'),
+      [{ date: '2026-01-05', close: '101.25' }, { date: '2026-01-06', close: '99' }, { date: '2026-01-07', close: '98' }], 'a stored close is never replaced');
     assert.deepEqual(await market.closes('alpaca', 'SPY', '2026-01-01', '2026-01-02'), [{ date: '2026-01-02', close: '100' }]);
     assert.deepEqual(await market.closes('synthetic', 'SPY', '2026-01-01', '2026-12-31'), [{ date: '2026-01-05', close: '7' }]);
     assert.deepEqual(await market.closes('alpaca', 'AAPL', '2026-01-01', '2026-12-31'), []);
+    const [row] = (await sql(store, "SELECT fetched_at FROM market_raw_closes WHERE source = 'alpaca' AND symbol = 'SPY' AND date = '2026-01-07'")) as Array<{ fetched_at: string }>;
+    assert.equal(row!.fetched_at, '2026-01-08T00:05:00.000Z');
+    await assert.rejects(sql(store, "UPDATE market_raw_closes SET close = '1' WHERE symbol = 'SPY'"), /market_raw_closes_are_append_only/);
+    await assert.rejects(sql(store, "DELETE FROM market_raw_closes WHERE symbol = 'SPY'"), /market_raw_closes_are_append_only/);
+    if (kind.name === 'postgres') await assert.rejects(sql(store, 'TRUNCATE market_raw_closes'), /market_raw_closes_are_append_only/);
   });
 
   test('reports: one per agent and portfolio, replaced as they grow', async () => {

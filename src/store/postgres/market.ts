@@ -2,7 +2,11 @@
 // pricing job's hold is a session advisory lock on a connection of its own: one API node prices
 // at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
-import type { ChainInput, ChainTerms, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type {
+  ChainInput, ChainTerms, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  StoredClose, StoredCorporateAction, StoredReport,
+} from '../market-port.ts';
+import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, TERM_NAMES, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
@@ -22,6 +26,9 @@ const CHAIN_TERMS_SQL = chainTermsSql(p, {
     WHERE r.type = 'decision' AND pd.chain_seq IS NULL) c ON true`,
   term: (name) => `CASE json_typeof(c.${name}) WHEN 'string' THEN c.${name} #>> '{}' END`,
 });
+const SAVE_ACTION_SQL = saveActionSql(p);
+const CURRENT_ACTIONS_SQL = currentActionsSql(p);
+const ACTION_HISTORY_SQL = actionHistorySql(p);
 
 /** Observations per INSERT: well under PostgreSQL's 65,535 bound parameters. */
 const INSERT_CHUNK = 500;
@@ -112,16 +119,39 @@ export class PostgresMarketStore implements MarketStore {
   }
 
   async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {
-    return (await this.q('SELECT date, close FROM market_closes WHERE source = $1 AND symbol = $2 AND date >= $3 AND date <= $4 ORDER BY date',
+    return (await this.q('SELECT date, close FROM market_raw_closes WHERE source = $1 AND symbol = $2 AND date >= $3 AND date <= $4 ORDER BY date',
       [source, symbol, from, to])).map((r) => ({ date: String(r.date), close: String(r.close) }));
   }
 
-  async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[]): Promise<void> {
+  async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[], fetchedAt: string): Promise<void> {
     if (closes.length === 0) return;
-    await this.q(`INSERT INTO market_closes (source, symbol, date, close)
-      SELECT $1, $2, d, c FROM unnest($3::text[], $4::text[]) AS t(d, c)
-      ON CONFLICT (source, symbol, date) DO UPDATE SET close = excluded.close`,
-    [source, symbol, closes.map((c) => c.date), closes.map((c) => c.close)]);
+    await this.q(`INSERT INTO market_raw_closes (source, symbol, date, close, fetched_at)
+      SELECT $1, $2, d, c, $5 FROM unnest($3::text[], $4::text[]) AS t(d, c)
+      ON CONFLICT (source, symbol, date) DO NOTHING`,
+    [source, symbol, closes.map((c) => c.date), closes.map((c) => c.close), fetchedAt]);
+  }
+
+  async saveCorporateActions(actions: CorporateActionFacts[], seenAt: string): Promise<SavedActions> {
+    const saved = { added: 0, revised: 0 };
+    for (const a of actions) {
+      const [row] = await this.q(SAVE_ACTION_SQL, saveActionValues(a, seenAt, (b) => b));
+      if (row === undefined) continue;
+      if (Number(row.revision) === 1) saved.added++;
+      else saved.revised++;
+    }
+    return saved;
+  }
+
+  async corporateActions(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]> {
+    return actionsFromRows(await this.q(CURRENT_ACTIONS_SQL, [source, symbol]));
+  }
+
+  async corporateActionHistory(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]> {
+    return actionsFromRows(await this.q(ACTION_HISTORY_SQL, [source, symbol]));
+  }
+
+  async pricedSymbols(): Promise<PricedSymbol[]> {
+    return (await this.q(PRICED_SYMBOLS_SQL)).map(pricedSymbolFromRow);
   }
 
   async report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null> {

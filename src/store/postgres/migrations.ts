@@ -413,6 +413,49 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER master_key_checks_no_truncate BEFORE TRUNCATE ON master_key_checks
     FOR EACH STATEMENT EXECUTE FUNCTION master_key_checks_are_append_only();
   `,
+  // Raw prices and corporate actions as facts (issue 25): see the SQLite migration.
+  `
+  CREATE TABLE market_raw_closes (
+    source TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    date TEXT NOT NULL,
+    close TEXT NOT NULL,
+    fetched_at TEXT NOT NULL,
+    PRIMARY KEY (source, symbol, date)
+  );
+  CREATE FUNCTION market_raw_closes_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'market_raw_closes_are_append_only'; END $$;
+  CREATE TRIGGER market_raw_closes_no_change BEFORE UPDATE OR DELETE ON market_raw_closes
+    FOR EACH ROW EXECUTE FUNCTION market_raw_closes_are_append_only();
+  CREATE TRIGGER market_raw_closes_no_truncate BEFORE TRUNCATE ON market_raw_closes
+    FOR EACH STATEMENT EXECUTE FUNCTION market_raw_closes_are_append_only();
+  CREATE TABLE corporate_actions (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    source TEXT NOT NULL,
+    provider_id TEXT NOT NULL,
+    revision INTEGER NOT NULL CHECK (revision >= 1),
+    type TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    ex_date TEXT,
+    payable_date TEXT,
+    process_date TEXT,
+    record_date TEXT,
+    old_rate TEXT,
+    new_rate TEXT,
+    rate TEXT,
+    special BOOLEAN,
+    raw TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    UNIQUE (source, provider_id, revision)
+  );
+  CREATE INDEX corporate_actions_symbol ON corporate_actions (source, symbol, id);
+  CREATE FUNCTION corporate_actions_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'corporate_actions_are_append_only'; END $$;
+  CREATE TRIGGER corporate_actions_no_change BEFORE UPDATE OR DELETE ON corporate_actions
+    FOR EACH ROW EXECUTE FUNCTION corporate_actions_are_append_only();
+  CREATE TRIGGER corporate_actions_no_truncate BEFORE TRUNCATE ON corporate_actions
+    FOR EACH STATEMENT EXECUTE FUNCTION corporate_actions_are_append_only();
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

@@ -1,6 +1,10 @@
 // The market sub-port on SQLite (store/market-port.ts): the same database file as the SqliteStore
 // (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
-import type { ChainInput, ChainTerms, MarketStore, PendingPrice, PricedDecision, PriceObservation, PriceSource, PricingHold, StoredClose, StoredReport } from '../market-port.ts';
+import type {
+  ChainInput, ChainTerms, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  StoredClose, StoredCorporateAction, StoredReport,
+} from '../market-port.ts';
+import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, PRICED_DECISION_COLUMNS, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
@@ -13,6 +17,9 @@ import type { SqliteStore } from './store.ts';
 const heldPricing = new Set<unknown>();
 
 const q = () => '?';
+/** Named parameters (@p1, @p2, ...), bound by `named`: for SQL that uses one parameter twice. */
+const n = (i: number) => `@p${i}`;
+const named = (values: unknown[]) => Object.fromEntries(values.map((v, i) => [`p${i + 1}`, v]));
 const OBSERVED_PREFIX_SQL = observedPrefixSql(q);
 /** SQLite parses a text once for the json_ calls of a row (its JSON cache). */
 const CHAIN_TERMS_SQL = chainTermsSql(q, {
@@ -124,17 +131,43 @@ export class SqliteMarketStore implements MarketStore {
   }
 
   async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {
-    this.closesRead ??= this.db.prepare('SELECT date, close FROM market_closes WHERE source = ? AND symbol = ? AND date >= ? AND date <= ? ORDER BY date').raw(true);
+    this.closesRead ??= this.db.prepare('SELECT date, close FROM market_raw_closes WHERE source = ? AND symbol = ? AND date >= ? AND date <= ? ORDER BY date').raw(true);
     return (this.closesRead.all(source, symbol, from, to) as string[][]).map(([date, close]) => ({ date: date!, close: close! }));
   }
 
-  async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[]): Promise<void> {
+  async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[], fetchedAt: string): Promise<void> {
     if (closes.length === 0) return;
-    const upsert = this.db.prepare(`INSERT INTO market_closes (source, symbol, date, close) VALUES (?, ?, ?, ?)
-      ON CONFLICT (source, symbol, date) DO UPDATE SET close = excluded.close`);
+    const insert = this.db.prepare(`INSERT INTO market_raw_closes (source, symbol, date, close, fetched_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (source, symbol, date) DO NOTHING`);
     this.db.transaction(() => {
-      for (const c of closes) upsert.run(source, symbol, c.date, c.close);
+      for (const c of closes) insert.run(source, symbol, c.date, c.close, fetchedAt);
     }).immediate();
+  }
+
+  async saveCorporateActions(actions: CorporateActionFacts[], seenAt: string): Promise<SavedActions> {
+    const saved = { added: 0, revised: 0 };
+    if (actions.length === 0) return saved;
+    const insert = this.db.prepare(saveActionSql(n)).pluck();
+    this.db.transaction(() => {
+      for (const a of actions) {
+        const revision = insert.get(named(saveActionValues(a, seenAt, (b) => (b ? 1 : 0)))) as number | undefined;
+        if (revision === 1) saved.added++;
+        else if (revision !== undefined) saved.revised++;
+      }
+    }).immediate();
+    return saved;
+  }
+
+  async corporateActions(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]> {
+    return actionsFromRows(this.rows(currentActionsSql(n), named([source, symbol])));
+  }
+
+  async corporateActionHistory(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]> {
+    return actionsFromRows(this.rows(actionHistorySql(n), named([source, symbol])));
+  }
+
+  async pricedSymbols(): Promise<PricedSymbol[]> {
+    return this.rows(PRICED_SYMBOLS_SQL).map(pricedSymbolFromRow);
   }
 
   async report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null> {

@@ -409,6 +409,50 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER master_key_checks_no_delete BEFORE DELETE ON master_key_checks
     BEGIN SELECT RAISE(ABORT, 'master_key_checks_are_append_only'); END;
   `,
+  // Raw prices and corporate actions as facts (issue 25). market_raw_closes: each unadjusted daily
+  // close as the provider first answered it, with its source and when it was fetched; insert if
+  // absent, never changed (the split-adjusted market_closes cache is no longer read or written).
+  // corporate_actions: each action as its provider stated it, one row per revision of its
+  // provider id: a correction is a new row (revision + 1) that supersedes the earlier ones, which
+  // stay. Both append-only like the observations.
+  `
+  CREATE TABLE market_raw_closes (
+    source TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    date TEXT NOT NULL,
+    close TEXT NOT NULL,
+    fetched_at TEXT NOT NULL,
+    PRIMARY KEY (source, symbol, date)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER market_raw_closes_no_update BEFORE UPDATE ON market_raw_closes
+    BEGIN SELECT RAISE(ABORT, 'market_raw_closes_are_append_only'); END;
+  CREATE TRIGGER market_raw_closes_no_delete BEFORE DELETE ON market_raw_closes
+    BEGIN SELECT RAISE(ABORT, 'market_raw_closes_are_append_only'); END;
+  CREATE TABLE corporate_actions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL,
+    provider_id TEXT NOT NULL,
+    revision INTEGER NOT NULL CHECK (revision >= 1),
+    type TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    ex_date TEXT,
+    payable_date TEXT,
+    process_date TEXT,
+    record_date TEXT,
+    old_rate TEXT,
+    new_rate TEXT,
+    rate TEXT,
+    special INTEGER,
+    raw TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    UNIQUE (source, provider_id, revision)
+  );
+  CREATE INDEX corporate_actions_symbol ON corporate_actions (source, symbol, id);
+  CREATE TRIGGER corporate_actions_no_update BEFORE UPDATE ON corporate_actions
+    BEGIN SELECT RAISE(ABORT, 'corporate_actions_are_append_only'); END;
+  CREATE TRIGGER corporate_actions_no_delete BEFORE DELETE ON corporate_actions
+    BEGIN SELECT RAISE(ABORT, 'corporate_actions_are_append_only'); END;
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */
