@@ -201,7 +201,8 @@ async function ensureRow(store: LedgerStore, table: string): Promise<void> {
     for (const c of constraints.rows as Array<{ conname: string }>) await client.query(`ALTER TABLE ${table} DROP CONSTRAINT "${c.conname}"`);
     const columns = (await client.query(`SELECT column_name, udt_name FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, [table])).rows as Array<{ column_name: string; udt_name: string }>;
-    await client.query(`INSERT INTO ${table} (${columns.map((c) => c.column_name).join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+    // OVERRIDING SYSTEM VALUE: an identity column (GENERATED ALWAYS) takes the probe's value too.
+    await client.query(`INSERT INTO ${table} (${columns.map((c) => c.column_name).join(', ')}) OVERRIDING SYSTEM VALUE VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
       columns.map((c) => probeValue(c.udt_name)));
   } finally {
     client.release();
@@ -237,7 +238,8 @@ await forEachStore('the append-only tables refuse UPDATE and DELETE', (kind) => 
       const message = new RegExp([...refusal.messages].map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'));
       const [column] = (store instanceof SqliteStore
         ? store.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>
-        : await runSql(store, 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position', [table]) as Array<{ name: string }>);
+        // An identity column (GENERATED ALWAYS) refuses any SET before a trigger runs: update another one.
+        : await runSql(store, "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND is_identity = 'NO' ORDER BY ordinal_position", [table]) as Array<{ name: string }>);
       if (!GUARDED[table]) await assert.rejects(runSql(store, `UPDATE ${table} SET ${column!.name} = ${column!.name}`), message, `UPDATE ${table}`);
       await assert.rejects(runSql(store, `DELETE FROM ${table}`), message, `DELETE FROM ${table}`);
       assert.equal(await snapshot(store, table), before, `${table} is unchanged`);

@@ -82,6 +82,8 @@ function addBrokerAndAnchorRows(path: string): void {
     db.prepare(`INSERT INTO broker_connections (id, agent_id, kind, environment, status, credentials, key_version, accounts, external_id, cursor, last_sync, progress, last_error, state_hash, state_expires_at, created_at, updated_at, disconnected_at)
       VALUES ('brk_copytest', ?, 'alpaca', 'paper', 'active', 'sealed:v1:abc', 1, '["PA1"]', NULL, '{"after":"2026-11-01"}', ?, NULL, NULL, NULL, NULL, ?, ?, NULL)`).run(agent, at, at, at);
     db.prepare("INSERT INTO broker_users (agent_id, kind, user_id, secret, key_version, created_at) VALUES (?, 'snaptrade', 'user-1', 'sealed:v1:def', 1, ?)").run(agent, at);
+    // The service records version 1's check when it first uses the key; OR IGNORE keeps that one.
+    db.prepare("INSERT OR IGNORE INTO master_key_checks (version, check_value, created_at) VALUES (1, 'copytest-check', ?)").run(at);
     db.prepare(`INSERT INTO broker_fills (agent_id, fill_key, connection_id, record_id, order_key, broker_order_id, symbol, side, quantity, cumulative_quantity, decision_id, link_method)
       VALUES (?, 'fill-1', 'brk_copytest', ?, 'order-1', 'o-1', 'MSFT', 'buy', '3', '3', NULL, NULL)`).run(agent, record);
     db.prepare("INSERT INTO broker_snapshots (connection_id, agent_id, taken_at, positions, balances, reconciliation) VALUES ('brk_copytest', ?, ?, '[]', '{}', '{}')").run(agent, at);
@@ -146,7 +148,7 @@ describe('SQLite to PostgreSQL', { skip: pgSkip }, () => {
     assert.match(run.out, /copying log_checkpoints: \d+ of \d+ rows \(100%\)/);
     assert.match(run.out, /verified: each table read back in key order on both sides has the same rows/);
     assert.match(run.out, /log_tiles\s+\d+ rows\s+sha256 [0-9a-f]{16}/);
-    for (const table of ['broker_connections', 'broker_users', 'broker_fills', 'broker_snapshots', 'log_anchors', 'log_anchor_state',
+    for (const table of ['broker_connections', 'broker_users', 'broker_fills', 'broker_snapshots', 'master_key_checks', 'log_anchors', 'log_anchor_state',
       'price_observations', 'price_counts', 'price_scan', 'market_closes', 'market_raw_closes', 'corporate_actions', 'performance_reports']) {
       assert.match(run.out, new RegExp(`${table}\\s+1 rows`), `${table} was copied`);
     }

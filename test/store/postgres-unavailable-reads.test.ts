@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore, parsePostgresUrl } from '../../src/store/postgres/store.ts';
+import { runAsPublicRead } from '../../src/store/read-scope.ts';
 import { dropPostgresSchema, freshPostgresUrl, skipUnless } from '../support/services.ts';
 import { testApp, type TestApp } from '../support/app.ts';
 
@@ -33,8 +34,8 @@ describe('public reads on a PostgreSQL that cannot answer in time', { skip }, ()
 
   before(async () => {
     url = freshPostgresUrl();
-    // One connection, waited for at most 300 ms; a statement runs at most 500 ms.
-    store = new PostgresStore({ ...parsePostgresUrl(url), poolSize: 1, timeouts: { connectMs: 300, statementMs: 500 } });
+    // One connection in each pool (writes, public reads), waited for at most 300 ms; a statement runs at most 500 ms.
+    store = new PostgresStore({ ...parsePostgresUrl(url), poolSize: 1, readPoolSize: 1, timeouts: { connectMs: 300, statementMs: 500 } });
     await store.migrate();
     t = await testApp(store);
     handle = (await t.agent()).handle;
@@ -46,7 +47,8 @@ describe('public reads on a PostgreSQL that cannot answer in time', { skip }, ()
   });
 
   test('the pool has no free connection: the log and anchor reads answer 503 with Retry-After', async () => {
-    const held = await store.pool.connect();
+    // Public reads run on the read pool (store.pool inside a public read); hold its one connection.
+    const held = await runAsPublicRead(() => store.pool.connect());
     try {
       for (const read of [...LOG_READS, ...ANCHOR_READS]) assertUnavailable(await t.app.inject({ url: read }), read);
     } finally {
