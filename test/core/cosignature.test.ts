@@ -107,7 +107,7 @@ describe('cosignature/v1 signing and verification', () => {
     const payload = b64Decode(response.slice(response.lastIndexOf(' ') + 1, -1))!;
     const withPayload = (p: Uint8Array) => `${v.checkpoint_8}\u2014 ${v.witness.name} ${b64Encode(p)}\n`;
     const retimed = payload.slice();
-    retimed[11] ^= 1;
+    retimed[11] = retimed[11]! ^ 1;
     assert.match(String((verifyCosignature(withPayload(retimed), vkey, nodeEd25519Verify) as { error: string }).error), /does not verify/);
     assert.equal(verifyCosignature(withPayload(payload.slice(0, 75)), vkey, nodeEd25519Verify).ok, false);
     const zeroTime = payload.slice();
