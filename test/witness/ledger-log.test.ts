@@ -65,9 +65,10 @@ describe('a real ledger log (ledger serve, SQLite) witnessed', () => {
       const logVkey = value(parseVkey(transparency.log.vkey));
       const logsFile = join(dir, 'logs.txt');
       writeFileSync(logsFile, `# the ledger under test\n${logList(transparency.log.vkey)}origin none\nqpd 8640\ncontact test\n`);
-      witness = await startWitness({ logsFile, dataDir: join(dir, 'witness'), port: 0, host: '127.0.0.1', name: 'witness.test/w1', prefix: '/w' });
-      assert.match(witness.url, /\/w$/);
-      const cosigner = value(parseCosignerVkey(witness.key.vkey));
+      const w = await startWitness({ logsFile, dataDir: join(dir, 'witness'), port: 0, host: '127.0.0.1', name: 'witness.test/w1', prefix: '/w' });
+      witness = w;
+      assert.match(w.url, /\/w$/);
+      const cosigner = value(parseCosignerVkey(w.key.vkey));
 
       let old = 0;
       for (let round = 0; round < 4; round++) {
@@ -79,7 +80,7 @@ describe('a real ledger log (ledger serve, SQLite) witnessed', () => {
           assert.equal(proofRes.status, 200);
           proof = ((await proofRes.json()) as { hashes: string[] }).hashes;
         }
-        const res = await fetch(`${witness.url}/add-checkpoint`, { method: 'POST', body: body(old, proof, cp.note) });
+        const res = await fetch(`${w.url}/add-checkpoint`, { method: 'POST', body: body(old, proof, cp.note) });
         const line = await res.text();
         assert.equal(res.status, 200, line);
         const cosigned = cp.note + line;
@@ -88,7 +89,7 @@ describe('a real ledger log (ledger serve, SQLite) witnessed', () => {
         old = cp.size;
       }
       const origin = logVkey.name;
-      const served = await fetch(`${witness.url}/${sha256Hex(origin)}/checkpoint`);
+      const served = await fetch(`${w.url}/${sha256Hex(origin)}/checkpoint`);
       assert.equal(served.status, 200);
       assert.equal(Number((await served.text()).split('\n')[1]), old);
     } finally {
