@@ -1,7 +1,8 @@
 // The witness's log list, in the witness network's `logs/v0` format (transparency-dev/witness-network
 // docs/log-list-format.md): a `logs/v0` line, then per log `vkey <vkey>` (Ed25519 note key, 0x01)
-// and optionally `origin <origin|none>`, `bastion`, `qpd <n>`, `contact <text>`, in that order.
-// Blank lines and `#` comments are ignored. Owns: parsing it strictly into origin -> trusted keys.
+// and optionally `origin <origin|none>`, `bastion`, `qpd <n>`, `contact <text>`, each at most once
+// (the format names an order, its own example breaks it: any order is taken). Blank lines and `#`
+// comments are ignored. Owns: parsing it strictly into origin -> trusted keys.
 import { parseDecimalCount, parseVkey, type Vkey } from '../core/note.ts';
 
 export type WitnessedLog = { origin: string; vkeys: Vkey[]; qpd: number | null; contact: string | null };
@@ -12,12 +13,12 @@ export type LogList = Map<string, WitnessedLog>;
 export type ListResult = { ok: true; value: LogList } | { ok: false; error: string };
 
 const MAX_LOGS = 100_000;
-const ORDER = ['vkey', 'origin', 'bastion', 'qpd', 'contact'];
+const WORDS = ['vkey', 'origin', 'bastion', 'qpd', 'contact'];
 
 export function parseLogList(text: string): ListResult {
   const list: LogList = new Map();
   let header = false;
-  let current: { vkey: Vkey; origin: string; qpd: number | null; contact: string | null; last: number } | null = null;
+  let current: { vkey: Vkey; origin: string; qpd: number | null; contact: string | null; seen: Set<string> } | null = null;
   const flush = () => {
     if (!current) return;
     const log = list.get(current.origin) ?? { origin: current.origin, vkeys: [], qpd: current.qpd, contact: current.contact };
@@ -36,19 +37,19 @@ export function parseLogList(text: string): ListResult {
     }
     const space = line.indexOf(' ');
     const [word, arg] = space < 0 ? [line, ''] : [line.slice(0, space), line.slice(space + 1).trim()];
-    const rank = ORDER.indexOf(word);
+    const rank = WORDS.indexOf(word);
     if (rank < 0) return { ok: false, error: `${where}: unknown line ${JSON.stringify(word)}` };
     if (rank === 0) {
       flush();
       const vkey = parseVkey(arg);
       if (!vkey.ok) return { ok: false, error: `${where}: vkey: ${vkey.error}` };
-      current = { vkey: vkey.value, origin: vkey.value.name, qpd: null, contact: null, last: 0 };
+      current = { vkey: vkey.value, origin: vkey.value.name, qpd: null, contact: null, seen: new Set() };
       if (list.size >= MAX_LOGS) return { ok: false, error: `more than ${MAX_LOGS} logs` };
       continue;
     }
     if (!current) return { ok: false, error: `${where}: ${word} before any vkey` };
-    if (rank <= current.last) return { ok: false, error: `${where}: ${word} out of order (vkey, origin, bastion, qpd, contact)` };
-    current.last = rank;
+    if (current.seen.has(word)) return { ok: false, error: `${where}: a second ${word} line for one log` };
+    current.seen.add(word);
     if (word === 'origin' && arg !== 'none') {
       // Origins are the checkpoint's first line: any non-empty text without control characters.
       if (arg === '' || /[\x00-\x1f]/.test(arg)) return { ok: false, error: `${where}: invalid origin` };
