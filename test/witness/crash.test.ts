@@ -2,7 +2,7 @@
 // and again while a client sends it checkpoints: after every restart it never holds (nor cosigns) a
 // size below one it answered 200 for, what it holds is the log's own history, and a fork signed by
 // the same key is never cosigned. Also: the key file is created once with mode 0600, and the vkey
-// printed at start stays the same across restarts.
+// printed at start stays the same across restarts; SIGTERM stops it with exit 0.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
@@ -97,7 +97,13 @@ describe('ledger witness killed with SIGKILL mid-request', () => {
           const fork = await tryPost(w.url, body(known, proofOf(b, known, Math.min(known + 3, leaves.length)), checkpointOf(b, Math.min(known + 3, leaves.length))));
           assert.ok(fork && fork.status !== 200, `round ${round}: a forked checkpoint was cosigned`);
         }
-        if (round === ROUNDS) break;
+        if (round === ROUNDS) {
+          // The last run is stopped as an operator would: SIGTERM, exit 0.
+          const exited = new Promise((resolve) => w.child.once('exit', (code, signal) => resolve(signal ?? code)));
+          w.child.kill('SIGTERM');
+          assert.equal(await exited, 0, w.output());
+          break;
+        }
 
         // Send checkpoints until killed at a random moment.
         let killed = false;
