@@ -2,13 +2,15 @@
 // checkpoints (GET /v1/log/checkpoint) and consistency proofs (GET /v1/log/proof/consistency) are
 // sent to a witness started by `startWitness` (what `ledger witness` runs) with the log's vkey from
 // /v1/transparency in its log list, and each one is cosigned; the cosigned notes verify under both
-// the log vkey and the witness vkey.
+// the log vkey and the witness vkey. Then a split view: the log's own key signs a second history
+// (one record rewritten), and the witness refuses it with 422.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openCheckpoint, parseCosignerVkey, parseVkey, verifyCosignature } from '../../src/core/index.ts';
+import { b64Encode, openCheckpoint, parseCheckpointBody, parseCosignerVkey, parseEntryBundle, parseNote, parseVkey, verifyCosignature } from '../../src/core/index.ts';
+import { parseLogKey } from '../../src/log/key.ts';
 import { verifyRaw } from '../../src/core/ed25519.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
@@ -18,7 +20,7 @@ import { LedgerNode } from '../support/ledger-node.ts';
 import { postDecision, uniqueKey, type LoadAgent } from '../support/load.ts';
 import { freePort } from '../support/ports.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
-import { body, logList, value } from './helpers.ts';
+import { body, checkpointOf, history, logList, proofOf, value } from './helpers.ts';
 
 async function agentIn(databaseUrl: string): Promise<LoadAgent> {
   const store = openStore(databaseUrl);
@@ -71,6 +73,7 @@ describe('a real ledger log (ledger serve, SQLite) witnessed', () => {
       const cosigner = value(parseCosignerVkey(w.key.vkey));
 
       let old = 0;
+      let lastRoot: Uint8Array = new Uint8Array(0);
       for (let round = 0; round < 4; round++) {
         if (round > 0) await record(3);
         const cp = await checkpointAbove(node.url, old);
@@ -87,8 +90,25 @@ describe('a real ledger log (ledger serve, SQLite) witnessed', () => {
         assert.ok(verifyCosignature(cosigned, cosigner, verifyRaw).ok);
         assert.ok(openCheckpoint(cosigned, logVkey, verifyRaw).ok);
         old = cp.size;
+        lastRoot = value(parseCheckpointBody(value(parseNote(cp.note)).text)).root;
       }
       const origin = logVkey.name;
+
+      // A split view: the ledger's own key (its key file) signs a second history of the same log,
+      // built from the log's entries with one record rewritten. The witness cosigns none of it.
+      const bundle = await fetch(`${node.url}/v1/log/tile/entries/000.p/${old}`);
+      assert.equal(bundle.status, 200);
+      const entries = value(parseEntryBundle(new Uint8Array(await bundle.arrayBuffer()), old));
+      // The entries rebuild the log's own tree: the fork below differs from it in one record only.
+      assert.equal(b64Encode(value(history(entries).root(old))), b64Encode(lastRoot));
+      const forked = history([entries[0]!, new TextEncoder().encode('a rewritten record'), ...entries.slice(2), new TextEncoder().encode('one more')]);
+      const logKey = parseLogKey(readFileSync(join(dir, 'log-key.pem'), 'utf8'), origin);
+      assert.ok(logKey.ok);
+      const signer = { publicKey: logKey.value.publicKey, sign: logKey.value.sign };
+      const sameSize = await fetch(`${w.url}/add-checkpoint`, { method: 'POST', body: body(old, [], checkpointOf(forked, old, signer, origin)) });
+      assert.equal(sameSize.status, 422, await sameSize.text());
+      const longer = await fetch(`${w.url}/add-checkpoint`, { method: 'POST', body: body(old, proofOf(forked, old, old + 1), checkpointOf(forked, old + 1, signer, origin)) });
+      assert.equal(longer.status, 422, await longer.text());
       const served = await fetch(`${w.url}/${sha256Hex(origin)}/checkpoint`);
       assert.equal(served.status, 200);
       assert.equal(Number((await served.text()).split('\n')[1]), old);
