@@ -9,6 +9,7 @@ import { registerBackupCommand } from './backup.ts';
 import { registerMigrateCommand } from './migrate.ts';
 import { registerMcpCommands } from './mcp.ts';
 import { registerDemoCommand } from './demo.ts';
+import { registerWitnessCommand } from './witness.ts';
 
 const program = new Command()
   .name('ledger')
@@ -48,6 +49,7 @@ registerBackupCommand(program);
 registerMigrateCommand(program);
 registerMcpCommands(program);
 registerDemoCommand(program);
+registerWitnessCommand(program);
 
 try {
   await program.parseAsync(process.argv);

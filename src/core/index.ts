@@ -6,6 +6,7 @@ export * from './base64.ts';
 export * from './base64url.ts';
 export * from './canon.ts';
 export * from './chain.ts';
+export * from './cosignature.ts';
 export * from './decimal.ts';
 export * from './decision.ts';
 export * from './ed25519.ts';
