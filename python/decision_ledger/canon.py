@@ -124,7 +124,7 @@ def _ordered(value: Any) -> Any:
         return {k: _ordered(value[k]) for k in keys}
     if isinstance(value, list):
         return [_ordered(v) for v in value]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, JsonNumber) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
         raise TypeError("canon_v1 holds no JSON numbers: normalise them to decimal strings first")
     return value
 
