@@ -39,7 +39,7 @@ def key_id(name: str, public_key: bytes) -> bytes:
 
 def parse_vkey(vkey: str) -> Verifier:
     """`<name>+<8 hex key id>+<base64(0x01 || Ed25519 public key)>`."""
-    parts = vkey.strip().split("+")
+    parts = vkey.strip().split("+", 2)  # the base64 key may itself hold "+"
     if len(parts) != 3 or not re.fullmatch(r"[0-9a-f]{8}", parts[1]):
         raise NoteError("a vkey is <name>+<8 hex digits>+<base64 key>")
     name, hex_id, encoded = parts
