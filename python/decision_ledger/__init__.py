@@ -10,3 +10,14 @@ __all__ = [
     "canonicalise_json", "chain_entry", "chain_hash", "content_hash", "decision_content",
     "normalise_decimal", "read_json", "__version__",
 ]
+
+from ._core import RetryPolicy, Signer, decision_payload
+from .aio import AsyncLedgerClient
+from .client import LedgerClient
+from .errors import LedgerApiError, LedgerError, LedgerNetworkError, LedgerValidationError
+from .signing import MissingCryptography, SigningKey
+
+__all__ += [
+    "AsyncLedgerClient", "LedgerApiError", "LedgerClient", "LedgerError", "LedgerNetworkError",
+    "LedgerValidationError", "MissingCryptography", "RetryPolicy", "Signer", "SigningKey", "decision_payload",
+]

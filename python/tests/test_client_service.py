@@ -1,0 +1,179 @@
+"""The sync and asyncio clients against a real service on SQLite and PostgreSQL: exactly-once
+recording under injected faults, local signing compared with the assertion endpoint, typed errors,
+every public read, the export streamed and verified."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any, Iterator
+
+import pytest
+from fault_proxy import DROP_AFTER_COMMIT, FaultProxy, answer
+from service import LEDGER, NODE, Service, postgres_reachable
+
+from decision_ledger import (
+    AsyncLedgerClient, LedgerApiError, LedgerClient, LedgerValidationError, RetryPolicy, decision_payload,
+)
+
+pytestmark = pytest.mark.skipif(NODE is None or not (LEDGER.parent.parent / "dist").is_dir(),
+                                reason="node and the compiled build (npm run build) are needed")
+FAST = RetryPolicy(max_attempts=5, base_delay=0.01, max_delay=0.05)
+HANDLES = itertools.count(1)
+FIELDS = {"symbol": "AAPL", "action": "BUY", "quantity": "10", "confidence": "0.72", "thesis": "Services margin."}
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def service(request: pytest.FixtureRequest) -> Iterator[Service]:
+    if request.param == "postgres" and not postgres_reachable():
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    svc = Service(request.param)
+    try:
+        svc.start()
+        yield svc
+    finally:
+        svc.stop()
+
+
+@pytest.fixture
+def agent(service: Service, request: pytest.FixtureRequest) -> tuple[str, str]:
+    handle = f"py{next(HANDLES)}-" + request.node.name.split("[")[0].replace("test_", "").replace("_", "-")[:20]
+    return handle, service.create_agent(handle)
+
+
+@pytest.fixture
+def proxy(service: Service) -> Iterator[FaultProxy]:
+    p = FaultProxy(service.port)
+    yield p
+    p.close()
+
+
+def chain_ids(service: Service, handle: str) -> list[str]:
+    page = LedgerClient(service.base).get_chain(handle, limit=2000)
+    return [r["entry"]["id"] for r in page["records"]]
+
+
+def test_exactly_once_when_the_answer_is_lost(service: Service, agent: tuple[str, str], proxy: FaultProxy) -> None:
+    handle, secret = agent
+    proxy.script = [DROP_AFTER_COMMIT]
+    decision = LedgerClient(proxy.url, secret, retry=FAST).record_decision(FIELDS)
+    assert decision["replayed"] is True
+    assert chain_ids(service, handle) == [decision["id"]]
+    assert len(proxy.seen) == 2
+    assert {s.headers["idempotency-key"] for s in proxy.seen} == {decision["idempotency_key"]}
+    assert proxy.seen[0].body == proxy.seen[1].body
+
+
+def test_exactly_once_async_when_the_answer_is_lost(service: Service, agent: tuple[str, str], proxy: FaultProxy) -> None:
+    handle, secret = agent
+    proxy.script = [DROP_AFTER_COMMIT, DROP_AFTER_COMMIT]
+    decision = asyncio.run(AsyncLedgerClient(proxy.url, secret, retry=FAST).record_decision(FIELDS))
+    assert decision["replayed"] is True
+    assert chain_ids(service, handle) == [decision["id"]]
+    assert len(proxy.seen) == 3 and len({s.headers["idempotency-key"] for s in proxy.seen}) == 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_retries_5xx_409_in_flight_and_429(service: Service, agent: tuple[str, str], proxy: FaultProxy, asynchronous: bool) -> None:
+    handle, secret = agent
+    proxy.script = [answer(503, "internal_error"), answer(409, "idempotency_request_in_flight"),
+                    answer(429, "rate_limit_exceeded", "retry-after: 1\r\n"), DROP_AFTER_COMMIT]
+    started = time.monotonic()
+    if asynchronous:
+        decision = asyncio.run(AsyncLedgerClient(proxy.url, secret, retry=FAST).record_decision(FIELDS))
+    else:
+        decision = LedgerClient(proxy.url, secret, retry=FAST).record_decision(FIELDS)
+    assert time.monotonic() - started >= 1.0  # Retry-After was honoured
+    assert decision["replayed"] is True and chain_ids(service, handle) == [decision["id"]]
+    assert len(proxy.seen) == 5 and len({s.headers["idempotency-key"] for s in proxy.seen}) == 1
+
+
+def test_gives_up_with_the_key_and_finishes_later(service: Service, agent: tuple[str, str], proxy: FaultProxy) -> None:
+    handle, secret = agent
+    proxy.script = [DROP_AFTER_COMMIT] + [answer(503, "internal_error")] * 2
+    client = LedgerClient(proxy.url, secret, retry=RetryPolicy(max_attempts=3, base_delay=0.01))
+    with pytest.raises(LedgerApiError) as caught:
+        client.record_decision(FIELDS)
+    error = caught.value
+    assert (error.status, error.code, error.attempts) == (503, "internal_error", 3)
+    finished = client.record_decision(FIELDS, idempotency_key=error.idempotency_key)
+    assert finished["replayed"] is True and chain_ids(service, handle) == [finished["id"]]
+
+
+def test_typed_errors(service: Service, agent: tuple[str, str], proxy: FaultProxy) -> None:
+    _, secret = agent
+    client = LedgerClient(service.base, secret, retry=FAST)
+    with pytest.raises(LedgerValidationError) as local:
+        client.record_decision({**FIELDS, "confidence": "1.7"})
+    assert (local.value.code, local.value.param, local.value.status) == ("invalid_request", "confidence", 0)
+    with pytest.raises(LedgerApiError) as remote:
+        client.record_decision({**FIELDS, "occurred_at": "2099-01-01T00:00:00Z"})
+    error = remote.value
+    assert (error.status, error.code, error.param) == (400, "invalid_request", "occurred_at")
+    assert error.type and error.request_id
+    with pytest.raises(LedgerApiError) as unauthorised:
+        LedgerClient(service.base, "dl_live_nope_nope", retry=FAST).record_decision(FIELDS)
+    assert (unauthorised.value.status, unauthorised.value.code) == (401, "invalid_api_key")
+    key = "idem-reused-" + str(time.time_ns())
+    client.record_decision(FIELDS, idempotency_key=key)
+    with pytest.raises(LedgerApiError) as reused:
+        client.record_decision({**FIELDS, "quantity": "11"}, idempotency_key=key)
+    assert (reused.value.code, reused.value.type, reused.value.param) == ("idempotency_key_reused", "idempotency_error", "Idempotency-Key")
+    with pytest.raises(LedgerApiError) as missing:
+        client.get_proof("dec_01NOTHINGHERE0000000000000")
+    assert missing.value.status == 404 and missing.value.code == "not_found"
+
+
+def test_local_signing_matches_the_assertion_endpoint(service: Service, agent: tuple[str, str]) -> None:
+    pytest.importorskip("cryptography")
+    handle, secret = agent
+    client = LedgerClient(service.base, secret, retry=FAST)
+    signer = client.create_signer(handle, "python test signer")
+    fields: dict[str, Any] = {**FIELDS, "occurred_at": "2026-01-01T00:00:00Z", "metadata": {"z": 1.50, "é": [1e2]}}
+    fields["occurred_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+    nonce = "py-nonce-" + str(time.time_ns())
+    assertion = client.assert_decision({**fields, "nonce": nonce})
+    payload, content_hash = decision_payload(handle, fields, nonce)
+    assert payload.decode("utf-8") == assertion["payload"]
+    recorded = client.record_decision(fields, signer=signer, idempotency_key=nonce)
+    assert recorded["verification"]["agent_signed"] is True
+    assert recorded["verification"]["content_hash"] == content_hash
+    again = client.record_decision(fields, signer=signer, idempotency_key=nonce)  # same signed bytes: replayed
+    assert again["replayed"] is True and again["id"] == recorded["id"]
+    service.wait_integrated(1)
+    deadline = time.monotonic() + 20
+    while client.get_proof(recorded["id"]).get("inclusion_proof") is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    report = client.verify_record(recorded["id"])
+    assert report.ok and report.tallies["signature"].checked == 1, "\n".join(report.lines())
+
+
+def test_public_reads_sync_and_async(service: Service, agent: tuple[str, str]) -> None:
+    handle, secret = agent
+    client = LedgerClient(service.base, secret, retry=FAST)
+    ids = [client.record_decision({**FIELDS, "quantity": str(n)})["id"] for n in range(1, 4)]
+    assert client.get_agent(handle)["handle"] == handle
+    assert [r["entry"]["id"] for r in client.get_chain(handle)["records"]] == ids
+    assert client.get_proof(ids[0])["id"] == ids[0]
+    assert [r["entry"]["id"] for r in client.list_ledger(agent=handle)["data"]] == ids[::-1]
+    assert "log" in client.get_transparency()
+    lines = list(client.export_lines(handle))
+    assert len(lines) == 4 and '"object":"export"' in lines[0]
+    assert client.verify_agent(handle).ok
+    try:
+        performance = client.get_performance(handle)
+        assert isinstance(performance, dict)
+    except LedgerApiError as exc:  # typed either way; never an untyped failure
+        assert exc.code and exc.request_id
+
+    async def reads() -> None:
+        aclient = AsyncLedgerClient(service.base, secret, retry=FAST)
+        assert (await aclient.get_agent(handle))["handle"] == handle
+        assert [r["entry"]["id"] for r in (await aclient.get_chain(handle))["records"]] == ids
+        assert (await aclient.get_proof(ids[1]))["id"] == ids[1]
+        assert [r["entry"]["id"] for r in (await aclient.list_ledger(agent=handle, limit=2))["data"]] == ids[:0:-1]
+        assert "log" in await aclient.get_transparency()
+        assert len([line async for line in aclient.export_lines(handle)]) == 4
+        assert (await aclient.verify_agent(handle)).ok
+
+    asyncio.run(reads())
