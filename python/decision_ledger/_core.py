@@ -118,7 +118,10 @@ def _plain(value: Any) -> Any:
 
 
 def fields_text(fields: Mapping[str, Any]) -> str:
-    return json.dumps(_plain(fields), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return json.dumps(_plain(fields), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:  # NaN or infinity: no Decimal spells them
+        raise LedgerValidationError(str(exc), code="invalid_request", type="invalid_request_error") from exc
 
 
 def decision_payload(agent: str, fields: Mapping[str, Any], nonce: str | None = None) -> tuple[bytes, str]:
