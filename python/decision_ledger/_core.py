@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Mapping
 
-from .canon import CanonError, canonical_bytes, read_json
+from .canon import CanonError, JsonNumber, canonical_bytes, read_json
 from .decision import ContentError, decision_content
 from .errors import LedgerApiError, LedgerError, LedgerNetworkError, LedgerValidationError
 from .hashes import sha256_hex
@@ -103,25 +103,35 @@ def _query_value(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def _plain(value: Any) -> Any:
-    """Python values -> JSON values; a Decimal is sent as its exact text, a float as its shortest
-    round-trip text (repr), which is what JSON.stringify writes too."""
-    if isinstance(value, Decimal):
-        if not value.is_finite():
+def _plain(value: Any, numbers: dict[str, str]) -> Any:
+    """Python values -> JSON values. A Decimal becomes a JSON number written with its exact text
+    (through a placeholder the encoder cannot write otherwise); a float its shortest round-trip
+    text (repr), which is what JSON.stringify writes too."""
+    if isinstance(value, (Decimal, JsonNumber)):
+        if isinstance(value, Decimal) and not value.is_finite():
             raise LedgerValidationError("a Decimal must be finite", code="invalid_request", type="invalid_request_error")
-        return format(value, "f")
+        marker = f"\u0000{_MARK}{len(numbers)}\u0000"
+        numbers[json.dumps(marker)] = str(value)
+        return marker
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, numbers) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [_plain(v, numbers) for v in value]
     return value
 
 
+_MARK = uuid.uuid4().hex
+
+
 def fields_text(fields: Mapping[str, Any]) -> str:
+    numbers: dict[str, str] = {}
     try:
-        return json.dumps(_plain(fields), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(_plain(fields, numbers), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError as exc:  # NaN or infinity: no Decimal spells them
         raise LedgerValidationError(str(exc), code="invalid_request", type="invalid_request_error") from exc
+    for marker, number in numbers.items():
+        text = text.replace(marker, number)
+    return text
 
 
 def decision_payload(agent: str, fields: Mapping[str, Any], nonce: str | None = None) -> tuple[bytes, str]:
@@ -140,7 +150,7 @@ def decision_payload(agent: str, fields: Mapping[str, Any], nonce: str | None = 
 def decision_body(fields: Mapping[str, Any], signer: Signer | None, idempotency_key: str) -> bytes:
     """The request body, the same bytes on every attempt. A signer's nonce is the Idempotency-Key,
     so a retry (even from a later process) rebuilds the same signed body, which the service replays."""
-    plain = _plain({k: v for k, v in fields.items() if k != "signature"})
+    plain = {k: v for k, v in fields.items() if k != "signature"}
     payload, _ = decision_payload(signer.agent if signer else "-", plain, idempotency_key if signer else None)
     if signer is not None:
         plain["signature"] = {"key_id": signer.key_id, "nonce": idempotency_key, "signature": signer.key.sign(payload)}

@@ -79,7 +79,8 @@ def test_request_building() -> None:
 
 def test_decimals_keep_their_text() -> None:
     text = fields_text({"symbol": "A", "action": "BUY", "quantity": Decimal("1.50"), "metadata": {"x": 0.1}})
-    assert text == '{"symbol":"A","action":"BUY","quantity":"1.50","metadata":{"x":0.1}}'
+    assert text == '{"symbol":"A","action":"BUY","quantity":1.50,"metadata":{"x":0.1}}'
+    assert fields_text(read_json(text)) == text  # numbers read as text are written back as numbers
     payload, _ = decision_payload("bot", read_json(text))
     assert b'"quantity":"1.5"' in payload and b'"x":"0.1"' in payload
 
