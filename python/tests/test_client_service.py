@@ -9,6 +9,7 @@ import time
 from typing import Any, Iterator
 
 import pytest
+from conftest import skip_or_fail
 from fault_proxy import DROP_AFTER_COMMIT, FaultProxy, answer
 from service import LEDGER, NODE, Service, postgres_reachable
 
@@ -16,8 +17,6 @@ from decision_ledger import (
     AsyncLedgerClient, LedgerApiError, LedgerClient, LedgerValidationError, RetryPolicy, decision_payload,
 )
 
-pytestmark = pytest.mark.skipif(NODE is None or not (LEDGER.parent.parent / "dist").is_dir(),
-                                reason="node and the compiled build (npm run build) are needed")
 FAST = RetryPolicy(max_attempts=5, base_delay=0.01, max_delay=0.05)
 HANDLES = itertools.count(1)
 FIELDS = {"symbol": "AAPL", "action": "BUY", "quantity": "10", "confidence": "0.72", "thesis": "Services margin."}
@@ -25,8 +24,10 @@ FIELDS = {"symbol": "AAPL", "action": "BUY", "quantity": "10", "confidence": "0.
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def service(request: pytest.FixtureRequest) -> Iterator[Service]:
+    if NODE is None or not (LEDGER.parent.parent / "dist").is_dir():
+        skip_or_fail("node and the compiled build (npm run build) are needed")
     if request.param == "postgres" and not postgres_reachable():
-        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+        skip_or_fail("PostgreSQL is not reachable on 127.0.0.1:5432")
     svc = Service(request.param)
     try:
         svc.start()
@@ -125,7 +126,10 @@ def test_typed_errors(service: Service, agent: tuple[str, str], proxy: FaultProx
 
 
 def test_local_signing_matches_the_assertion_endpoint(service: Service, agent: tuple[str, str]) -> None:
-    pytest.importorskip("cryptography")
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        skip_or_fail("signing needs python3-cryptography")
     handle, secret = agent
     client = LedgerClient(service.base, secret, retry=FAST)
     signer = client.create_signer(handle, "python test signer")

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, skip_or_fail
 
 import decision_ledger
 
@@ -25,8 +25,11 @@ def test_version_follows_package_json() -> None:
 
 
 def test_wheel_builds_offline(tmp_path: Path) -> None:
-    pytest.importorskip("setuptools")
-    pytest.importorskip("wheel")
+    try:
+        import setuptools  # noqa: F401
+        import wheel  # noqa: F401
+    except ImportError:
+        skip_or_fail("the offline wheel build needs python3-setuptools and python3-wheel")
     source = tmp_path / "src"
     shutil.copytree(PYTHON_DIR, source, ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__"))
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-index", "--no-deps",

@@ -9,19 +9,20 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from conftest import skip_or_fail
 from service import LEDGER, NODE, Service, postgres_reachable
 
 from decision_ledger.__main__ import main
 from decision_ledger.sources import verify_source
 
-pytestmark = pytest.mark.skipif(NODE is None or not (LEDGER.parent.parent / "dist").is_dir(),
-                                reason="node and the compiled build (npm run build) are needed")
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def service(request: pytest.FixtureRequest) -> Iterator[Service]:
+    if NODE is None or not (LEDGER.parent.parent / "dist").is_dir():
+        skip_or_fail("node and the compiled build (npm run build) are needed")
     if request.param == "postgres" and not postgres_reachable():
-        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+        skip_or_fail("PostgreSQL is not reachable on 127.0.0.1:5432")
     svc = Service(request.param)
     try:
         svc.agents = svc.demo("pyv")  # type: ignore[attr-defined]
