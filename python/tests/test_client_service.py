@@ -177,3 +177,22 @@ def test_public_reads_sync_and_async(service: Service, agent: tuple[str, str]) -
         assert (await aclient.verify_agent(handle)).ok
 
     asyncio.run(reads())
+
+
+def test_example_agent_loop(service: Service, agent: tuple[str, str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    handle, secret = agent
+    env = {**os.environ, "LEDGER_BASE_URL": service.base, "LEDGER_API_KEY": secret, "LEDGER_AGENT": handle,
+           "PYTHONPATH": str(ROOT / "python")}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "python_agent.py")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("signed=True") == 3
+    assert done.stdout.count("client_order_id=lt_") == 3
+    assert done.stdout.count(": verified") == 3 and f"the whole chain of {handle}: verified" in done.stdout
+    assert len(chain_ids(service, handle)) == 3
