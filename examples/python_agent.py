@@ -55,8 +55,10 @@ def main() -> None:
               f" signed={record['verification'].get('agent_signed', False)}")
         broker.submit_order(str(decision["symbol"]), Decimal(str(decision["quantity"])), "buy", record["link_token"])
         recorded.append(record["id"])
-    time.sleep(1.5)  # the global log integrates within about a second
     for record_id in recorded:
+        deadline = time.monotonic() + 30  # the global log integrates within about a second
+        while client.get_proof(record_id)["inclusion_proof"] is None and time.monotonic() < deadline:
+            time.sleep(0.25)
         report = client.verify_record(record_id)
         inclusion = next((c for c in report.extra if c.name == "inclusion"), None)
         print(f"3. proof of {record_id}: {'verified' if report.ok else 'FAILED'}"
