@@ -70,7 +70,7 @@ def _field(name: str, value: Any, now_ms: int | None) -> Any:
             return normalise_numbers(value, ("metadata",))
         except CanonError as exc:
             raise ContentError(exc.path, exc.message) from exc
-    if not isinstance(value, str) or isinstance(value, JsonNumber):
+    if not isinstance(value, str):
         raise ContentError(name, "must be a string")
     if name == "action" and value not in ACTIONS:
         raise ContentError(name, f"must be one of {', '.join(ACTIONS)}")
@@ -86,7 +86,7 @@ def _field(name: str, value: Any, now_ms: int | None) -> Any:
 
 
 def _decimal(name: str, value: Any) -> str:
-    if not isinstance(value, str):  # JsonNumber is a str too; bool, None, objects are not Decimals
+    if not isinstance(value, (str, JsonNumber)):  # bool, None, objects are not Decimals
         raise ContentError(name, "must be a Decimal (a JSON number or a decimal string)")
     try:
         text = normalise_decimal(str(value))

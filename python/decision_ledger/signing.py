@@ -36,15 +36,27 @@ def b64url_decode(text: str) -> bytes:
     return data
 
 
-def verify_ed25519(public_key: bytes, signature: bytes, message: bytes) -> bool:
-    ed25519 = _ed25519()
+def load_public_key(public_key: bytes) -> Any:
+    """An Ed25519 public key object, to verify many signatures under one key. ValueError if malformed."""
+    return _ed25519().Ed25519PublicKey.from_public_bytes(public_key)
+
+
+def verify_with(key: Any, signature: bytes, message: bytes) -> bool:
     from cryptography.exceptions import InvalidSignature
 
     try:
-        ed25519.Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+        key.verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def verify_ed25519(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        key = load_public_key(public_key)
+    except ValueError:
+        return False
+    return verify_with(key, signature, message)
 
 
 class SigningKey:

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .canon import CanonError, canonical_bytes, canonical_text, read_json
+from .canon import CanonError, JsonNumber, canonical_text_of_read, read_json
 from .hashes import ZERO_HASH
 from .merkle import ProofError, leaf_hash, root_from_inclusion
 from .note import NoteError, Verifier, open_checkpoint, parse_tlog_proof
-from .signing import MissingCryptography, b64url_decode, verify_ed25519
+from .signing import MissingCryptography, b64url_decode, load_public_key, verify_with
 
 CHECKS: tuple[tuple[str, str], ...] = (
     ("record_form", "each record is a JSON object with entry, chain_hash and content, and nothing unknown"),
@@ -38,6 +38,9 @@ ENTRY_MEMBERS = ("canon", "agent", "seq", "id", "type", "recorded_at", "content_
 RECORD_TYPES = ("decision", "execution")
 _SEQ = re.compile(r"[1-9][0-9]{0,15}")
 _RECORDED_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
+_RECORD_READER = json.JSONDecoder(parse_float=JsonNumber, parse_int=JsonNumber)
 
 
 class UnusableInput(Exception):
@@ -151,13 +154,14 @@ class ChainWalk:
     def __init__(self, report: Report, agent: str, keys: Mapping[str, Key], start: _Last | None) -> None:
         self.report, self.agent, self.keys, self.last = report, agent, keys, start
         self.signatures_unchecked = 0
+        self._public_keys: dict[str, Any] = {}
 
     def add(self, raw: str | Mapping[str, Any], line: int | None = None) -> None:
         report = self.report
         report.records += 1
         report.tallies["record_form"].checked += 1
         try:
-            record = json.loads(raw) if isinstance(raw, str) else raw
+            record = _RECORD_READER.decode(raw) if isinstance(raw, str) else raw
         except ValueError as exc:
             report.fail("record_form", _where(None, None, line), f"record not valid JSON: {exc}")
             return
@@ -170,12 +174,12 @@ class ChainWalk:
         where = _where(seq, entry.get("id") if isinstance(entry.get("id"), str) else None, line)
         self._entry_members(entry, where, seq)
         self._links(entry, record["chain_hash"], where, seq)
-        payload = self._content(entry, record["content"], where, seq)
+        payload, content = self._content(entry, record["content"], where, seq)
         if "document" in record:
             self._document(record["document"], record["content"], where, seq)
         self._chain_hash(entry, record["chain_hash"], where, seq)
         if "signature" in entry and isinstance(entry["signature"], dict):
-            self._signature(entry, payload, where, seq)
+            self._signature(entry, payload, content, where, seq)
 
     def _entry_members(self, entry: dict[str, Any], where: str, seq: int | None) -> None:
         self.report.tallies["entry_members"].checked += 1
@@ -219,7 +223,7 @@ class ChainWalk:
         base = seq if seq is not None else (last.seq + 1 if last else 0)
         self.last = _Last(base, chain_hash, recorded_at)
 
-    def _content(self, entry: dict[str, Any], text: str, where: str, seq: int | None) -> bytes | None:
+    def _content(self, entry: dict[str, Any], text: str, where: str, seq: int | None) -> tuple[bytes | None, Any]:
         report = self.report
         stated = entry.get("content_hash")
         report.tallies["content_bytes"].checked += 1
@@ -230,10 +234,10 @@ class ChainWalk:
         report.tallies["content_hash"].checked += 1
         try:
             content = read_json(text)
-            payload = canonical_bytes(content)
+            payload = canonical_text_of_read(content).encode("utf-8")
         except (CanonError, TypeError) as exc:
             report.fail("content_hash", where, f"content cannot be serialised as canon_v1: {exc}", seq)
-            return None
+            return None, None
         recomputed = found if payload == raw else hashlib.sha256(payload).hexdigest()
         if recomputed != stated:
             report.fail("content_hash", where, f"expected content_hash {recomputed}, found {stated}", seq)
@@ -241,7 +245,7 @@ class ChainWalk:
         problem = self._envelope_problem(content, entry)
         if problem:
             report.fail("content_envelope", where, problem, seq)
-        return payload
+        return payload, content
 
     def _envelope_problem(self, content: Any, entry: dict[str, Any]) -> str | None:
         if not isinstance(content, dict):
@@ -258,7 +262,7 @@ class ChainWalk:
     def _document(self, document: Any, text: str, where: str, seq: int | None) -> None:
         self.report.tallies["document"].checked += 1
         try:
-            same = canonical_text(document) == text
+            same = canonical_text_of_read(document) == text
         except TypeError:
             same = False
         if not same:
@@ -267,20 +271,20 @@ class ChainWalk:
     def _chain_hash(self, entry: dict[str, Any], stated: str, where: str, seq: int | None) -> None:
         self.report.tallies["chain_hash"].checked += 1
         try:
-            recomputed = hashlib.sha256(canonical_bytes(entry)).hexdigest()
+            recomputed = hashlib.sha256(canonical_text_of_read(entry).encode("utf-8")).hexdigest()
         except TypeError as exc:
             self.report.fail("chain_hash", where, f"chain entry cannot be serialised as canon_v1: {exc}", seq)
             return
         if recomputed != stated:
             self.report.fail("chain_hash", where, f"expected chain_hash {recomputed}, found {stated}", seq)
 
-    def _signature(self, entry: dict[str, Any], payload: bytes | None, where: str, seq: int | None) -> None:
+    def _signature(self, entry: dict[str, Any], payload: bytes | None, content: Any, where: str, seq: int | None) -> None:
         tally = self.report.tallies["signature"]
         if payload is None:
             tally.skipped += 1
             return
         tally.checked += 1
-        problem = self._signature_problem(entry, payload)
+        problem = self._signature_problem(entry, payload, content)
         if problem is None:
             return
         if problem == "":
@@ -290,9 +294,9 @@ class ChainWalk:
             return
         self.report.fail("signature", where, problem, seq)
 
-    def _signature_problem(self, entry: dict[str, Any], payload: bytes) -> str | None:
+    def _signature_problem(self, entry: dict[str, Any], payload: bytes, content: Any) -> str | None:
         sig = entry["signature"]
-        nonce = json.loads(payload).get("nonce")
+        nonce = content.get("nonce") if isinstance(content, dict) else None
         if nonce != sig.get("nonce"):
             return f"signature nonce {json.dumps(sig.get('nonce'))} differs from the content's nonce {json.dumps(nonce)}"
         key = self.keys.get(sig.get("key_id", ""))
@@ -301,7 +305,9 @@ class ChainWalk:
         if key.revoked_at is not None and _instant(key.revoked_at) < _instant(entry.get("recorded_at", "")):
             return f"signing key {key.id} was revoked at {key.revoked_at}, before the record's recorded_at {entry.get('recorded_at')}"
         try:
-            valid = verify_ed25519(b64url_decode(key.public_key), b64url_decode(sig.get("signature", "")), payload)
+            if key.id not in self._public_keys:
+                self._public_keys[key.id] = load_public_key(b64url_decode(key.public_key))
+            valid = verify_with(self._public_keys[key.id], b64url_decode(sig.get("signature", "")), payload)
         except MissingCryptography:
             return ""
         except ValueError:
@@ -458,7 +464,7 @@ def _inclusion_check(report: Report, bundle: Mapping[str, Any], entry: Mapping[s
             raise ProofError("inclusion_proof is not an object")
         checkpoint = open_checkpoint(proof["checkpoint"], vkey)
         hashes = [base64.b64decode(h, validate=True) for h in proof["hashes"]]
-        leaf = leaf_hash(canonical_bytes(dict(entry)))
+        leaf = leaf_hash(canonical_text_of_read(dict(entry)).encode("utf-8"))
         root = root_from_inclusion(proof["log_index"], proof["tree_size"], leaf, hashes)
         if proof["tree_size"] != checkpoint.size:
             raise ProofError(f"tree_size {proof['tree_size']} is not the checkpoint's size {checkpoint.size}")
