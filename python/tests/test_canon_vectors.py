@@ -84,3 +84,20 @@ def test_chain_links() -> None:
     assert records[0]["prev_hash"] == "0" * 64
     for before, after in zip(records, records[1:]):
         assert after["prev_hash"] == before["chain_hash"]
+
+
+@pytest.mark.parametrize("vector", [v for v in CANONICAL if "error" not in v], ids=lambda v: v["name"])
+def test_fast_canonical_path_agrees(vector: dict[str, Any]) -> None:
+    from decision_ledger.canon import canonical_text_of_read, normalise_numbers
+
+    assert canonical_text_of_read(normalise_numbers(read_json(vector["input"]))) == vector["output"]
+
+
+def test_numbers_are_never_written_as_strings() -> None:
+    from decision_ledger.canon import canonical_text_of_read
+
+    for value in ({"a": read_json("1.5")}, {"a": 1}, [2.5]):
+        with pytest.raises(TypeError):
+            canonical_bytes(value)
+    with pytest.raises(TypeError):
+        canonical_text_of_read(read_json('{"a":[1]}'))
