@@ -15,12 +15,14 @@ def main(argv: list[str] | None = None) -> int:
     verify = commands.add_parser("verify", help="verify an export (file or URL), a chain URL or a proof bundle")
     verify.add_argument("source")
     verify.add_argument("--vkey", help="the global log's vkey (text or file); default: published on /transparency")
+    verify.add_argument("--pin", action="append", default=[], metavar="CHECKPOINT_FILE",
+                        help="a log checkpoint saved earlier that the proof bundle's log must extend (repeatable)")
     args = parser.parse_args(argv)
-    from .sources import verify_source
+    from .sources import read_pins, verify_source
 
     started = time.perf_counter()
     try:
-        report = verify_source(args.source, args.vkey)
+        report = verify_source(args.source, args.vkey, read_pins(args.pin))
     except UnusableInput as exc:
         print(f"verdict: UNUSABLE INPUT: {exc}")
         return 2

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .note import NoteError, Verifier, parse_vkey
-from .verify import Report, UnusableInput, verify_chain_pages, verify_export, verify_proof
+import base64
+
+from .verify import (
+    ConsistencyFetcher, Report, UnusableInput, pinned_checkpoint_check, verify_chain_pages, verify_export, verify_proof,
+)
 
 _PROOF_URL = re.compile(r"^(https?://.+)/proof/[^/]+$", re.I)
 
@@ -85,16 +89,36 @@ def read_vkey(given: str) -> Verifier:
         raise UnusableInput(f"--vkey: {exc}") from exc
 
 
-def _from_document(document: dict[str, Any], origin: str, url: str | None, vkey: Verifier | None, vkey_from: str) -> Report:
+def _consistency(base_url: str) -> ConsistencyFetcher:
+    def fetch(size1: int, size2: int) -> list[bytes]:
+        with _get(f"{base_url}/log/proof/consistency?from={size1}&to={size2}") as response:
+            return [base64.b64decode(h, validate=True) for h in json.loads(response.read())["hashes"]]
+    return fetch
+
+
+def _from_document(document: dict[str, Any], origin: str, url: str | None, vkey: Verifier | None, vkey_from: str,
+                   pins: list[str] | None = None) -> Report:
     kind = document.get("object")
     if kind == "proof":
-        return verify_proof(document, origin, vkey, vkey_from)
+        report = verify_proof(document, origin, vkey, vkey_from)
+        if pins:
+            match = _PROOF_URL.match(url or "")
+            pinned_checkpoint_check(report, document, pins, vkey, _consistency(match.group(1)) if match else None)
+        return report
     if kind == "chain":
-        return verify_chain_pages(_pages(document, url), origin)
+        return _not_pinned(verify_chain_pages(_pages(document, url), origin), pins)
     raise UnusableInput(f"{origin} is not an export, a chain page or a proof bundle (object is {json.dumps(kind)})")
 
 
-def verify_source(source: str, vkey_text: str | None = None) -> Report:
+def read_pins(paths: list[str]) -> list[str]:
+    try:
+        return [Path(p).read_text(encoding="utf-8") for p in paths]
+    except OSError as exc:
+        raise UnusableInput(f"--pin: {exc}") from exc
+
+
+def verify_source(source: str, vkey_text: str | None = None, pins: list[str] | None = None) -> Report:
+    """`pins`: checkpoint texts (signed notes) saved earlier, checked against a proof bundle."""
     if re.search(r"/log/?$", source) or (not is_url(source) and Path(source, "checkpoint").is_file()):
         raise UnusableInput("the global log itself (tiles) is verified by `ledger verify`; give an export, a chain or a proof")
     vkey = read_vkey(vkey_text) if vkey_text else None
@@ -110,9 +134,9 @@ def verify_source(source: str, vkey_text: str | None = None) -> Report:
                 header = next(lines, None)
                 if header is None:
                     raise UnusableInput(f"{source} is empty")
-                return verify_export(header, lines, source)
+                return _not_pinned(verify_export(header, lines, source), pins)
             document = _document(response.read().decode("utf-8"), source)
-        return _from_document(document, source, source, vkey, vkey_from)
+        return _from_document(document, source, source, vkey, vkey_from, pins)
     try:
         handle = open(source, "rb")
     except OSError as exc:
@@ -127,6 +151,13 @@ def verify_source(source: str, vkey_text: str | None = None) -> Report:
         except ValueError:
             header = None
         if isinstance(header, dict) and header.get("object") == "export":
-            return verify_export(first, lines, source)
+            return _not_pinned(verify_export(first, lines, source), pins)
         text = first + "".join(lines)
-    return _from_document(_document(text, source), source, None, vkey, vkey_from)
+    report = _from_document(_document(text, source), source, None, vkey, vkey_from, pins)
+    return report
+
+
+def _not_pinned(report: Report, pins: list[str] | None) -> Report:
+    if pins:
+        report.check("pinned_checkpoint", None, "a pinned checkpoint is checked against a proof bundle, not against an export or a chain")
+    return report

@@ -11,11 +11,11 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .canon import CanonError, JsonNumber, canonical_text_of_read, read_json
 from .hashes import ZERO_HASH
-from .merkle import ProofError, leaf_hash, root_from_inclusion
+from .merkle import ProofError, leaf_hash, root_from_inclusion, verify_consistency
 from .note import NoteError, Verifier, open_checkpoint, parse_tlog_proof
 from .signing import MissingCryptography, b64url_decode, load_public_key, verify_with
 
@@ -479,3 +479,37 @@ def _inclusion_check(report: Report, bundle: Mapping[str, Any], entry: Mapping[s
         return
     signed = f"checkpoint signed by {vkey.name} (vkey {vkey_from})" if vkey else "the checkpoint's signature was not checked (no vkey)"
     report.check("inclusion", True, f"the record is leaf {proof['log_index']} of the tree of size {proof['tree_size']}; {signed}")
+
+
+ConsistencyFetcher = Callable[[int, int], list[bytes]]
+
+
+def pinned_checkpoint_check(
+    report: Report, bundle: Mapping[str, Any], pins: list[str], vkey: Verifier | None,
+    consistency: ConsistencyFetcher | None,
+) -> None:
+    """--pin <checkpoint file>: the log the bundle's checkpoint describes must extend each pinned
+    checkpoint (RFC 9162 consistency proof fetched from the service when the source is a URL)."""
+    proof = bundle.get("inclusion_proof")
+    failures: list[Failure] = []
+    for index, note in enumerate(pins, start=1):
+        where = f"pinned checkpoint {index}"
+        try:
+            if not isinstance(proof, dict):
+                raise ProofError("the bundle has no inclusion proof, so no checkpoint to compare with")
+            pinned = open_checkpoint(note, vkey)
+            latest = open_checkpoint(proof["checkpoint"], vkey)
+            if pinned.origin != latest.origin:
+                raise ProofError(f"pinned origin {pinned.origin} is not the log's {latest.origin}")
+            if pinned.size > latest.size:
+                raise ProofError(f"the log (size {latest.size}) is behind the pinned checkpoint (size {pinned.size})")
+            if pinned.size == latest.size:
+                verify_consistency(pinned.size, latest.size, pinned.root, latest.root, [])
+            elif consistency is None:
+                raise ProofError("a consistency proof needs the service: give the proof bundle's URL")
+            else:
+                verify_consistency(pinned.size, latest.size, pinned.root, latest.root, consistency(pinned.size, latest.size))
+        except (ProofError, NoteError, MissingCryptography, KeyError, TypeError, ValueError) as exc:
+            failures.append(Failure("pinned_checkpoint", where, str(exc)))
+    report.check("pinned_checkpoint", not failures,
+                 f"{len(pins)} pinned checkpoint(s) extended by the log: {len(pins) - len(failures)} of {len(pins)}", failures)

@@ -196,3 +196,57 @@ def test_example_agent_loop(service: Service, agent: tuple[str, str]) -> None:
     assert done.stdout.count("client_order_id=lt_") == 3
     assert done.stdout.count(": verified; the record is leaf") == 3 and f"the whole chain of {handle}: verified" in done.stdout
     assert len(chain_ids(service, handle)) == 3
+
+
+def test_pinned_checkpoint_consistency(service: Service, agent: tuple[str, str], tmp_path: Any,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import base64
+    import json as _json
+    from pathlib import Path
+
+    from decision_ledger.__main__ import main
+    from decision_ledger.note import parse_checkpoint, split_note
+
+    try:
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    except ImportError:
+        skip_or_fail("checkpoint signatures need python3-cryptography")
+    handle, secret = agent
+    client = LedgerClient(service.base, secret, retry=FAST)
+
+    def integrated(record_id: str) -> dict[str, Any]:
+        deadline = time.monotonic() + 30
+        while (proof := client.get_proof(record_id))["inclusion_proof"] is None:
+            assert time.monotonic() < deadline, "not integrated"
+            time.sleep(0.2)
+        return proof
+
+    first = client.record_decision(FIELDS)
+    pinned_note = integrated(first["id"])["inclusion_proof"]["checkpoint"]
+    pin = Path(tmp_path) / "pinned.checkpoint"
+    pin.write_text(pinned_note)
+    second = client.record_decision({**FIELDS, "quantity": "12"})
+    bundle = integrated(second["id"])
+    while parse_checkpoint(split_note(bundle["inclusion_proof"]["checkpoint"])[0]).size <= parse_checkpoint(split_note(pinned_note)[0]).size:
+        time.sleep(0.2)
+        bundle = client.get_proof(second["id"])
+    capsys.readouterr()
+    assert main(["verify", f"{service.base}/proof/{second['id']}", "--pin", str(pin)]) == 0
+    assert "ok   pinned_checkpoint  1 pinned checkpoint(s) extended by the log: 1 of 1" in capsys.readouterr().out
+    # A checkpoint of a forked log (another root at the pinned size), signed with the log's own key: refused.
+    pinned = parse_checkpoint(split_note(pinned_note)[0])
+    key_file = next(Path(service.dir).rglob("log-key.pem"))
+    key = load_pem_private_key(key_file.read_bytes(), None)
+    vkey = client.get_transparency()["log"]["vkey"]
+    key_id = base64.b64decode(vkey.split("+", 2)[2])  # 0x01 || public key
+    from decision_ledger.note import key_id as note_key_id
+
+    body = f"{pinned.origin}\n{pinned.size}\n{base64.b64encode(bytes(32)).decode()}\n"
+    signature = key.sign(body.encode())  # type: ignore[union-attr, call-arg]
+    kid = note_key_id(pinned.origin, key_id[1:])
+    forged = body + f"\n\u2014 {pinned.origin} {base64.b64encode(kid + signature).decode()}\n"
+    pin.write_text(forged)
+    assert main(["verify", f"{service.base}/proof/{second['id']}", "--pin", str(pin)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL pinned_checkpoint" in out and "consistency proof does not lead to the root of tree size" in out, out
+    del _json
