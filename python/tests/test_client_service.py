@@ -232,7 +232,7 @@ def test_pinned_checkpoint_consistency(service: Service, agent: tuple[str, str],
         bundle = client.get_proof(second["id"])
     capsys.readouterr()
     assert main(["verify", f"{service.base}/proof/{second['id']}", "--pin", str(pin)]) == 0
-    assert "ok   pinned_checkpoint  1 pinned checkpoint(s) extended by the log: 1 of 1" in capsys.readouterr().out
+    assert "ok   pinned_checkpoint 1 pinned checkpoint(s) extended by the log: 1 of 1" in capsys.readouterr().out
     # A checkpoint of a forked log (another root at the pinned size), signed with the log's own key: refused.
     pinned = parse_checkpoint(split_note(pinned_note)[0])
     key_file = next(Path(service.dir).rglob("log-key.pem"))
