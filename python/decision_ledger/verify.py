@@ -155,6 +155,7 @@ class ChainWalk:
         self.report, self.agent, self.keys, self.last = report, agent, keys, start
         self.signatures_unchecked = 0
         self._public_keys: dict[str, Any] = {}
+        self.require_content = True  # a chain page with payloads=false carries none
 
     def add(self, raw: str | Mapping[str, Any], line: int | None = None) -> None:
         report = self.report
@@ -165,7 +166,7 @@ class ChainWalk:
         except ValueError as exc:
             report.fail("record_form", _where(None, None, line), f"record not valid JSON: {exc}")
             return
-        problem = _form_problem(record)
+        problem = _form_problem(record, self.require_content)
         if problem:
             report.fail("record_form", _where(None, None, line), f"record {problem}")
             return
@@ -174,7 +175,12 @@ class ChainWalk:
         where = _where(seq, entry.get("id") if isinstance(entry.get("id"), str) else None, line)
         self._entry_members(entry, where, seq)
         self._links(entry, record["chain_hash"], where, seq)
-        payload, content = self._content(entry, record["content"], where, seq)
+        if "content" in record:
+            payload, content = self._content(entry, record["content"], where, seq)
+        else:
+            payload, content = None, None
+            for name in ("content_bytes", "content_hash", "content_envelope"):
+                report.tallies[name].skipped += 1
         if "document" in record:
             self._document(record["document"], record["content"], where, seq)
         self._chain_hash(entry, record["chain_hash"], where, seq)
@@ -324,19 +330,19 @@ def _instant(text: str) -> float:
         return float("inf")
 
 
-def _form_problem(record: Any) -> str | None:
+def _form_problem(record: Any, require_content: bool = True) -> str | None:
     if not isinstance(record, dict):
         return "not a JSON object"
     unknown = next((k for k in record if k not in RECORD_MEMBERS), None)
     if unknown is not None:
         return f'has an unknown member "{unknown}"'
-    if "content" not in record:
+    if "content" not in record and require_content:
         return "has no content (this input must carry every record's content)"
     if not isinstance(record.get("entry"), dict):
         return "has no entry object"
     if not isinstance(record.get("chain_hash"), str):
         return "has no chain_hash string"
-    if not isinstance(record["content"], str):
+    if "content" in record and not isinstance(record["content"], str):
         return "content is not a string"
     return None
 
@@ -416,6 +422,10 @@ def verify_chain_pages(pages: Iterable[Mapping[str, Any]], origin: str) -> Repor
             walk = ChainWalk(report, page["agent"], keys_of(page.get("keys"), origin), start)
             if start is None:
                 report.check("start", None, f"the walk starts after seq {page.get('after_seq')}: the link to seq {page.get('after_seq')} is not checked")
+        if page["agent"] != walk.agent:
+            raise UnusableInput(f"a later page is of agent {page['agent']}, not {walk.agent}")
+        walk.keys = keys_of(page.get("keys"), origin)
+        walk.require_content = page.get("payloads") is not False
         for record in page["records"]:
             walk.add(record)
     if report is None or walk is None:

@@ -65,6 +65,9 @@ def test_every_demo_record_verifies(service: Service, tmp_path: Path, capsys: py
         assert chain.ok and chain.records == agent["decisions"], "\n".join(chain.lines())
         code, _ = ledger_verify(service, url)
         assert code == 0
+        bare = verify_source(f"{service.base}/agents/{agent['handle']}/chain?payloads=false&limit=3")
+        assert bare.ok and bare.records == agent["decisions"], "\n".join(bare.lines())
+        assert bare.tallies["content_hash"].skipped == agent["decisions"] and bare.tallies["chain_hash"].checked == agent["decisions"]
         path = export_file(service, agent["handle"], tmp_path)
         assert main(["verify", str(path)]) == 0
         for line in path.read_text().splitlines()[1:]:  # the server's proof of each record verifies too
