@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 FORWARD = "forward"
 DROP_AFTER_COMMIT = "drop_after_commit"
+BAD_GATEWAY_AFTER_COMMIT = "502_after_commit"
 
 
 def answer(status: int, code: str, extra_headers: str = "") -> bytes:
@@ -70,6 +71,9 @@ class FaultProxy:
             response = _forward(self.upstream_port, head, body)
             if action == DROP_AFTER_COMMIT:
                 client.shutdown(socket.SHUT_RDWR)  # the service committed; its answer is lost
+                return
+            if action == BAD_GATEWAY_AFTER_COMMIT:  # committed, but a gateway on the way answers 502
+                client.sendall(answer(502, "provider_error"))
                 return
             client.sendall(response)
 

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 from conftest import skip_or_fail
-from fault_proxy import DROP_AFTER_COMMIT, FaultProxy, answer
+from fault_proxy import BAD_GATEWAY_AFTER_COMMIT, DROP_AFTER_COMMIT, FaultProxy, answer
 from service import LEDGER, NODE, Service, postgres_reachable
 
 from decision_ledger import (
@@ -72,6 +72,19 @@ def test_exactly_once_async_when_the_answer_is_lost(service: Service, agent: tup
     assert decision["replayed"] is True
     assert chain_ids(service, handle) == [decision["id"]]
     assert len(proxy.seen) == 3 and len({s.headers["idempotency-key"] for s in proxy.seen}) == 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_exactly_once_when_a_gateway_answers_502_after_the_commit(
+        service: Service, agent: tuple[str, str], proxy: FaultProxy, asynchronous: bool) -> None:
+    handle, secret = agent
+    proxy.script = [BAD_GATEWAY_AFTER_COMMIT, BAD_GATEWAY_AFTER_COMMIT]
+    if asynchronous:
+        decision = asyncio.run(AsyncLedgerClient(proxy.url, secret, retry=FAST).record_decision(FIELDS))
+    else:
+        decision = LedgerClient(proxy.url, secret, retry=FAST).record_decision(FIELDS)
+    assert decision["replayed"] is True and chain_ids(service, handle) == [decision["id"]]
+    assert len(proxy.seen) == 3 and len({s.body for s in proxy.seen}) == 1
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])

@@ -58,6 +58,18 @@ CASES: dict[str, tuple[Callable[[list[str]], None], set[str], str]] = {
 }
 
 
+def test_key_revoked_before_the_record() -> None:
+    pytest.importorskip("cryptography")
+    header, lines = export_lines()
+    document = json.loads(header)
+    document["keys"][0]["revoked_at"] = "2025-06-02T12:00:00.122Z"  # 1 ms before record 2
+    report = verify_export(json.dumps(document), lines, "vector")
+    assert report.failed_names() == ["signature"]
+    assert any("was revoked at 2025-06-02T12:00:00.122Z, before the record's recorded_at" in l for l in report.lines())
+    document["keys"][0]["revoked_at"] = "2025-06-02T12:00:00.123Z"  # at recorded_at: still valid
+    assert verify_export(json.dumps(document), lines, "vector").ok
+
+
 def test_intact_export_passes() -> None:
     pytest.importorskip("cryptography")
     header, lines = export_lines()
