@@ -99,3 +99,9 @@ def test_local_refusal_names_the_param() -> None:
 def test_vkey_whose_base64_holds_a_plus() -> None:
     verifier = parse_vkey("ledger.test/log+ff15005b+AQHF5WkpJ85N2QuqzzWvZb+IB2QnupprOMw9+BDMXXyc")
     assert verifier.name == "ledger.test/log" and len(verifier.public_key) == 32
+
+
+def test_default_policy_is_the_documented_one() -> None:
+    policy = RetryPolicy()  # docs/python.md: 5 attempts, 0.2 s doubling, capped at 5 s, Retry-After up to 60 s
+    assert (policy.max_attempts, policy.base_delay, policy.max_delay, policy.max_retry_after) == (5, 0.2, 5.0, 60.0)
+    assert Config("http://h").timeout == 30.0
