@@ -119,10 +119,10 @@ def read_pins(paths: list[str]) -> list[str]:
 
 def verify_source(source: str, vkey_text: str | None = None, pins: list[str] | None = None) -> Report:
     """`pins`: checkpoint texts (signed notes) saved earlier, checked against a proof bundle."""
-    if re.search(r"/log/?$", source) or (not is_url(source) and Path(source, "checkpoint").is_file()):
-        raise UnusableInput("the global log itself (tiles) is verified by `ledger verify`; give an export, a chain or a proof")
     vkey = read_vkey(vkey_text) if vkey_text else None
     vkey_from = "--vkey" if vkey else "none"
+    if (is_url(source) and re.search(r"/log/?$", source)) or (not is_url(source) and Path(source, "checkpoint").is_file()):
+        return _verify_log_source(source, vkey, vkey_from, pins or [])
     if is_url(source):
         match = _PROOF_URL.match(source)
         if vkey is None and match:
@@ -161,3 +161,28 @@ def _not_pinned(report: Report, pins: list[str] | None) -> Report:
     if pins:
         report.check("pinned_checkpoint", None, "a pinned checkpoint is checked against a proof bundle, not against an export or a chain")
     return report
+
+
+def _verify_log_source(source: str, vkey: Verifier | None, vkey_from: str, pins: list[str]) -> Report:
+    from .log import verify_log
+
+    if is_url(source):
+        prefix = source.rstrip("/")
+        if vkey is None:
+            base = prefix[: -len("/log")]
+            vkey = published_vkey(base)
+            vkey_from = f"published on {base}/transparency" if vkey else "none"
+
+        def read(path: str) -> bytes | None:
+            try:
+                with _get(f"{prefix}/{path}") as response:
+                    return response.read()  # type: ignore[no-any-return]
+            except UnusableInput as exc:
+                if " answered 404" in str(exc):
+                    return None
+                raise
+    else:
+        def read(path: str) -> bytes | None:
+            file = Path(source, path)
+            return file.read_bytes() if file.is_file() else None
+    return verify_log(read, source, vkey, vkey_from, pins)

@@ -127,3 +127,21 @@ def test_constructed_checkpoint_and_tlog_proof() -> None:
     forged = spec["note"].replace("\n8\n", "\n9\n")
     with pytest.raises(NoteError):
         open_checkpoint(forged, verifier)
+
+
+def test_tile_paths_and_counts() -> None:
+    from decision_ledger.log import TILE_WIDTH, tile_index_path, tile_path, tiles_at
+
+    example = NOTES["tiles_examples"]
+    assert tile_index_path(example["index_path"]["index"]) == example["index_path"]["path"]
+    for size_key in ("size_70000", "size_256"):
+        size, expected = int(size_key.split("_")[1]), example[size_key]
+        level, count = 0, size
+        while f"level{level}_full" in expected:
+            tiles = tiles_at(count)
+            assert sum(1 for _, w in tiles if w == TILE_WIDTH) == expected[f"level{level}_full"]
+            assert (tiles[-1][1] if tiles and tiles[-1][1] < TILE_WIDTH else 0) == expected[f"level{level}_partial"]
+            level, count = level + 1, count // TILE_WIDTH
+    built = [tile_path(0, n, w) for n, w in tiles_at(1000)] + [tile_path(1, n, w) for n, w in tiles_at(1000 // 256)]
+    built += [tile_path("entries", n, w) for n, w in tiles_at(1000)]
+    assert sorted(built) == sorted(CONSTRUCTED["tiles"]["size_1000_tiles"])

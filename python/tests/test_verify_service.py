@@ -134,3 +134,56 @@ def test_unusable_input(service: Service, tmp_path: Path, capsys: pytest.Capture
     assert main(["verify", f"{service.base}/export?agent=nobody-here"]) == 2
     assert "verdict: UNUSABLE INPUT" in capsys.readouterr().out
     assert ledger_verify(service, str(empty))[0] == 2
+
+
+def mirror_log(svc: Service, directory: Path) -> int:
+    """Saves the checkpoint and every tile of the log under `directory`, as `ledger verify` reads a mirror."""
+    import urllib.request
+
+    from decision_ledger.log import tile_path, tiles_at
+    from decision_ledger.note import open_checkpoint
+
+    def save(path: str) -> bytes:
+        with urllib.request.urlopen(f"{svc.base}/log/{path}", timeout=30) as r:
+            data = r.read()
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_bytes(data)
+        return data
+
+    size = open_checkpoint(save("checkpoint").decode(), None).size
+    for n, w in tiles_at(size):
+        save(tile_path("entries", n, w))
+    level, count = 0, size
+    while count:
+        for n, w in tiles_at(count):
+            save(tile_path(level, n, w))
+        level, count = level + 1, count // 256
+    return size
+
+
+def test_the_whole_log(service: Service, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    total = sum(a["decisions"] for a in service.agents)  # type: ignore[attr-defined]
+    report = verify_source(f"{service.base}/log")
+    assert report.ok and report.records == total, "\n".join(report.lines())
+    assert next(c for c in report.extra if c.name == "checkpoint").ok is True
+    assert ledger_verify(service, f"{service.base}/log")[0] == 0
+    mirror = tmp_path / "mirror"
+    assert mirror_log(service, mirror) == total
+    assert main(["verify", str(mirror), "--vkey", _vkey(service)]) == 0
+    entries = next(p for p in mirror.rglob("*") if p.is_file() and "entries" in p.parts)
+    data = bytearray(entries.read_bytes())
+    data[data.index(b'"seq":"') + 7] ^= 0x01  # a changed seq digit inside one entry
+    entries.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["verify", str(mirror)]) == 1
+    out = capsys.readouterr().out
+    code, node_out = ledger_verify(service, str(mirror))
+    assert code == 1 and failed_checks(out) == failed_checks(node_out), out + node_out
+    assert {"tiles", "root", "chain_order"} <= failed_checks(out)
+
+
+def _vkey(service: Service) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{service.base}/transparency", timeout=10) as r:
+        return str(json.load(r)["log"]["vkey"])
