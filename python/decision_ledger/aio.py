@@ -13,7 +13,7 @@ from ._core import (
 )
 from .errors import LedgerNetworkError
 from .signing import SigningKey
-from .verify import Report, verify_export, verify_proof
+from .verify import ExportWalk, Report, UnusableInput, verify_proof
 
 
 class _Connection:
@@ -182,8 +182,16 @@ class AsyncLedgerClient:
             await connection.close()
 
     async def verify_agent(self, handle: str) -> Report:
-        lines = [line async for line in self.export_lines(handle)]
-        return verify_export(lines[0], lines[1:], f"{self.config.base_url}/export?agent={handle}")
+        """The agent's whole export, verified line by line as it streams."""
+        walk: ExportWalk | None = None
+        async for line in self.export_lines(handle):
+            if walk is None:
+                walk = ExportWalk(line, f"{self.config.base_url}/export?agent={handle}")
+            else:
+                walk.add(line)
+        if walk is None:
+            raise UnusableInput(f"{self.config.base_url}/export?agent={handle} is empty")
+        return walk.finish()
 
     async def verify_record(self, record_id: str) -> Report:
         from .note import parse_vkey

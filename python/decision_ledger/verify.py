@@ -382,31 +382,48 @@ def _check_head(head: Any, origin: str) -> Mapping[str, Any]:
     return head  # type: ignore[no-any-return]
 
 
-def verify_export(header_line: str, lines: Iterable[str], origin: str) -> Report:
-    """An NDJSON export: the header line, then one record per line (line numbers from 2)."""
-    try:
-        header = json.loads(header_line)
-    except ValueError as exc:
-        raise UnusableInput(f"{origin} is neither an NDJSON export nor a JSON document: {exc}") from exc
-    _need(isinstance(header, dict) and header.get("object") == "export", origin, "does not start with an export header")
-    _check_canon(header, origin, "export")
-    agent = header.get("agent")
-    _need(isinstance(agent, dict) and isinstance(agent.get("handle"), str), origin, "the export header names no agent")
-    _need(isinstance(header.get("records"), int), origin, "the export header has no record count")
-    head = _check_head(header.get("head"), origin)
-    report = Report([f"export of agent {agent['handle']} ({header.get('format')}) from {origin}",
-                     f"published head: seq {head['seq']}, chain_hash {head['chain_hash']}"], subject=agent["handle"])
-    walk = ChainWalk(report, agent["handle"], keys_of(header.get("keys"), origin), GENESIS)
-    number = 1
-    for number, line in enumerate(lines, start=2):
+class ExportWalk:
+    """An NDJSON export verified as it streams: the header line first, then `add` each line
+    (numbered from 2), then `finish` for the head and record count checks."""
+
+    def __init__(self, header_line: str, origin: str) -> None:
+        try:
+            header = json.loads(header_line)
+        except ValueError as exc:
+            raise UnusableInput(f"{origin} is neither an NDJSON export nor a JSON document: {exc}") from exc
+        _need(isinstance(header, dict) and header.get("object") == "export", origin, "does not start with an export header")
+        _check_canon(header, origin, "export")
+        agent = header.get("agent")
+        _need(isinstance(agent, dict) and isinstance(agent.get("handle"), str), origin, "the export header names no agent")
+        _need(isinstance(header.get("records"), int), origin, "the export header has no record count")
+        self.head = _check_head(header.get("head"), origin)
+        self.announced: int = header["records"]
+        self.report = Report([f"export of agent {agent['handle']} ({header.get('format')}) from {origin}",
+                              f"published head: seq {self.head['seq']}, chain_hash {self.head['chain_hash']}"],
+                             subject=agent["handle"])
+        self.walk = ChainWalk(self.report, agent["handle"], keys_of(header.get("keys"), origin), GENESIS)
+        self.line = 1
+
+    def add(self, line: str) -> None:
+        self.line += 1
         line = line.rstrip("\r\n")
         if line:
-            walk.add(line, number)
-    _finish_walk(report, walk)
-    _head_check(report, walk, head, "export header's head")
-    report.check("record_count", report.records == header["records"],
-                 f"the header announces {header['records']} records; the export holds {report.records}")
-    return report
+            self.walk.add(line, self.line)
+
+    def finish(self) -> Report:
+        _finish_walk(self.report, self.walk)
+        _head_check(self.report, self.walk, self.head, "export header's head")
+        self.report.check("record_count", self.report.records == self.announced,
+                          f"the header announces {self.announced} records; the export holds {self.report.records}")
+        return self.report
+
+
+def verify_export(header_line: str, lines: Iterable[str], origin: str) -> Report:
+    """An NDJSON export: the header line, then one record per line (line numbers from 2)."""
+    walk = ExportWalk(header_line, origin)
+    for line in lines:
+        walk.add(line)
+    return walk.finish()
 
 
 def verify_chain_pages(pages: Iterable[Mapping[str, Any]], origin: str) -> Report:
