@@ -187,3 +187,28 @@ def _vkey(service: Service) -> str:
 
     with urllib.request.urlopen(f"{service.base}/transparency", timeout=10) as r:
         return str(json.load(r)["log"]["vkey"])
+
+
+def test_tampered_proof_bundle(service: Service, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import base64
+    import urllib.request
+
+    signed = next(a for a in service.agents if a["signed"])  # type: ignore[attr-defined]
+    record_id = json.loads(export_file(service, signed["handle"], tmp_path).read_text().split("\n")[2])["entry"]["id"]
+    with urllib.request.urlopen(f"{service.base}/proof/{record_id}", timeout=30) as r:
+        bundle = json.load(r)
+    vkey = _vkey(service)
+    intact = tmp_path / "proof.json"
+    intact.write_text(json.dumps(bundle))
+    assert main(["verify", str(intact), "--vkey", vkey]) == 0
+    assert ledger_verify(service, str(intact))[0] == 0
+    hashes = bundle["inclusion_proof"]["hashes"]
+    hashes[0] = base64.b64encode(bytes(32)).decode()
+    bad = tmp_path / "bad-proof.json"
+    bad.write_text(json.dumps(bundle))
+    capsys.readouterr()
+    assert main(["verify", str(bad), "--vkey", vkey]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL inclusion" in out and f"{record_id} log index" in out, out
+    done = service.cli("verify", "--workers", "0", "--vkey", vkey, str(bad))
+    assert done.returncode == 1
