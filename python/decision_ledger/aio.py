@@ -12,6 +12,7 @@ from ._core import (
     decision_body, fields_text, new_idempotency_key, recorded,
 )
 from .errors import LedgerNetworkError
+from .note import parse_vkey
 from .signing import SigningKey
 from .verify import ExportWalk, Report, UnusableInput, verify_proof
 
@@ -194,8 +195,6 @@ class AsyncLedgerClient:
         return walk.finish()
 
     async def verify_record(self, record_id: str) -> Report:
-        from .note import parse_vkey
-
         bundle = await self.get_proof(record_id)
         vkey = parse_vkey((await self.get_transparency())["log"]["vkey"])
         return verify_proof(bundle, f"{self.config.base_url}/proof/{record_id}", vkey,

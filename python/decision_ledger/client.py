@@ -9,9 +9,10 @@ import urllib.parse
 from typing import Any, Iterator, Mapping
 
 from ._core import (
-    Attempts, Config, HttpRequest, HttpResponse, RetryPolicy, Signer, build_request, decision_body,
-    new_idempotency_key, recorded,
+    Attempts, Config, HttpRequest, HttpResponse, RetryPolicy, Signer, api_error, build_request, decision_body,
+    fields_text, new_idempotency_key, recorded,
 )
+from .note import parse_vkey
 from .errors import LedgerError, LedgerNetworkError
 from .signing import SigningKey
 from .verify import Report, verify_export, verify_proof
@@ -80,13 +81,9 @@ class LedgerClient:
 
     def assert_decision(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """POST /v1/decisions/assertion: the service's payload for fields plus occurred_at and nonce."""
-        from ._core import fields_text
-
         return self._call("POST", "/decisions/assertion", json_body=fields_text(request).encode("utf-8"))  # type: ignore[no-any-return]
 
     def register_signing_key(self, public_key: str, label: str) -> dict[str, Any]:
-        from ._core import fields_text
-
         body = fields_text({"public_key": public_key, "label": label}).encode("utf-8")
         return self._call("POST", "/keys", json_body=body)  # type: ignore[no-any-return]
 
@@ -135,8 +132,6 @@ class LedgerClient:
             answer = connection.getresponse()
             if answer.status != 200:
                 body = answer.read()
-                from ._core import api_error
-
                 raise api_error(HttpResponse(answer.status, {k.lower(): v for k, v in answer.getheaders()}, body), 1, None)
             for raw in answer:
                 yield raw.decode("utf-8").rstrip("\r\n")
@@ -154,8 +149,6 @@ class LedgerClient:
 
     def verify_record(self, record_id: str) -> Report:
         """The record's proof bundle, with its inclusion under the vkey published on /transparency."""
-        from .note import parse_vkey
-
         bundle = self.get_proof(record_id)
         vkey = parse_vkey(self.get_transparency()["log"]["vkey"])
         return verify_proof(bundle, f"{self.config.base_url}/proof/{record_id}", vkey,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from .canon import CanonError, JsonNumber, canonical_text_of_read, read_json
+from .decision import parse_rfc3339
 from .hashes import ZERO_HASH
 from .merkle import ProofError, leaf_hash, root_from_inclusion, verify_consistency
 from .note import NoteError, Verifier, open_checkpoint, parse_tlog_proof
@@ -325,8 +326,6 @@ class ChainWalk:
 
 
 def _instant(text: str) -> float:
-    from .decision import parse_rfc3339
-
     try:
         return float(parse_rfc3339(text))
     except ValueError:
