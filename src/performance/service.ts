@@ -64,7 +64,8 @@ export type PerformanceDeps = {
   brokers?: BrokerStore | null;
   /**
    * The method of the reports computed: perf_v2 (default: raw closes, corporate actions fed below);
-   * perf_v1 for the old vectors' tests (split-adjusted closes, no actions). A stored report of
+   * perf_v1 (no action applied: a split of a held symbol shows as a fall), kept for the tests of its
+   * vectors and of a stored perf_v1 report being computed again. A stored report of
    * another method is computed again from scratch.
    */
   method?: Method;
