@@ -142,7 +142,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     const actions = corporateActions(computed.value.report.inception as string, computed.value.report.as_of as string, o.actions);
     const v2 = (m: MarketStore) => new PerformanceService({
       store, market: m, provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2',
-      corporateActions: async (symbols) => actions.filter((a) => symbols.includes(a.symbol)),
+      corporateActions: async (_source, symbols) => actions.filter((a) => symbols.includes(a.symbol)),
     });
     await v2(forgetting(market)).report(agent, 'model'); // warm, as (a)'s first run
     const v2Runs: Timing[] = [];

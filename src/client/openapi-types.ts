@@ -374,7 +374,7 @@ export interface paths {
         };
         /**
          * A portfolio's daily series and performance metrics
-         * @description The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with perf_v1 metrics, the benchmark's, hit rates and caveats. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.
+         * @description The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with the metrics, the benchmark's, hit rates and caveats. perf_v2 (docs/performance.md §4.2): raw closes, splits and dividends applied to the holdings (`corporate_actions` lists each event, `restatement` says when figures changed after a late action), the benchmark's total return, or its price return with `benchmark_return=price`. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.
          */
         get: operations["getPerformance"];
         put?: never;
@@ -2071,8 +2071,11 @@ export interface operations {
                             performance_url: string;
                         }[];
                         performance: {
-                            /** @enum {string} */
-                            method: "perf_v1";
+                            /**
+                             * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                             * @enum {string}
+                             */
+                            method: "perf_v1" | "perf_v2";
                             model: ({
                                 /** @enum {string} */
                                 status: "computed";
@@ -2148,8 +2151,11 @@ export interface operations {
                                 };
                                 benchmark: {
                                     symbol: string;
-                                    /** @enum {string} */
-                                    basis: "price_return";
+                                    /**
+                                     * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                                     * @enum {string}
+                                     */
+                                    basis: "price_return" | "total_return";
                                     metrics: {
                                         /** @description Calendar days from the first record's date to the last valued date. */
                                         days: number;
@@ -2316,8 +2322,11 @@ export interface operations {
                                 };
                                 benchmark: {
                                     symbol: string;
-                                    /** @enum {string} */
-                                    basis: "price_return";
+                                    /**
+                                     * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                                     * @enum {string}
+                                     */
+                                    basis: "price_return" | "total_return";
                                     metrics: {
                                         /** @description Calendar days from the first record's date to the last valued date. */
                                         days: number;
@@ -3304,6 +3313,8 @@ export interface operations {
                 portfolio?: "model" | "broker";
                 /** @description `csv`: the daily series alone, columns date, value, daily_return, benchmark_value. */
                 format?: "json" | "csv";
+                /** @description perf_v2: the benchmark's total return (dividends reinvested at the ex-date close) or its price return (splits only). A perf_v1 report's benchmark is always its price return. */
+                benchmark_return?: "total" | "price";
             };
             header?: never;
             path: {
@@ -3314,7 +3325,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A portfolio's daily series and perf_v1 metrics, or why there are none yet. Bounded by the agent's age: about 70 bytes per trading day (85 KB for five years). */
+            /** @description A portfolio's daily series and metrics (perf_v2, or perf_v1 for a report computed before it), or why there are none yet. Bounded by the agent's age: about 70 bytes per trading day (85 KB for five years). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3328,8 +3339,11 @@ export interface operations {
                         portfolio: "model" | "broker";
                         /** @enum {string} */
                         status: "computed";
-                        /** @enum {string} */
-                        method: "perf_v1";
+                        /**
+                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @enum {string}
+                         */
+                        method: "perf_v1" | "perf_v2";
                         /** @enum {string} */
                         basis: "decisions_at_receipt_price" | "trade_derived";
                         /** @description True when the prices come from the synthetic model: not market data. */
@@ -3351,6 +3365,7 @@ export interface operations {
                         /** @description 100000.00 USD. */
                         start_value: string;
                         caveats: {
+                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
                             code: string;
                             message: string;
                         }[];
@@ -3418,8 +3433,11 @@ export interface operations {
                         };
                         benchmark: {
                             symbol: string;
-                            /** @enum {string} */
-                            basis: "price_return";
+                            /**
+                             * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                             * @enum {string}
+                             */
+                            basis: "price_return" | "total_return";
                             base_price: string | null;
                             base_from: ("inception_price" | "previous_close" | "first_close") | null;
                             metrics: {
@@ -3471,6 +3489,21 @@ export interface operations {
                                     reason?: string;
                                 };
                             } | null;
+                            /** @description perf_v2: the benchmark's corporate actions applied to its index. */
+                            events?: {
+                                date: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                provider_id: string;
+                                ratio: string | null;
+                                rate: string | null;
+                                /** @description The close the action was applied at (dividends reinvested at the ex-date close). */
+                                close: string;
+                                /** @description The total-return index's cumulative factor after it. */
+                                total_factor: string;
+                                /** @description The price-return index's cumulative factor after it. */
+                                price_factor: string;
+                            }[];
                         };
                         hit_rate: {
                             "1d": {
@@ -3505,6 +3538,8 @@ export interface operations {
                         holdings: {
                             /** @description Cash, exact. */
                             cash: string;
+                            /** @description perf_v2: cash dividends accrued on their ex-date and not yet paid (their payable date is after as_of); included in the value. */
+                            receivable?: string;
                             /** @description The largest positions by value (at most 500 here, 20 on the profile). */
                             positions: {
                                 symbol: string;
@@ -3536,6 +3571,68 @@ export interface operations {
                                 message: string;
                             }[];
                         };
+                        /** @description perf_v2: the corporate actions of the symbols held (docs/performance.md §4.2). */
+                        corporate_actions?: {
+                            /** @description Every event applied to the holdings, in date order. */
+                            events: {
+                                date: string;
+                                /**
+                                 * @description `ex`: shares changed or dividend accrued on the ex-date; `payable`: the dividend paid into cash; `in_lieu`: a fraction left by a reverse split paid in cash at that close.
+                                 * @enum {string}
+                                 */
+                                phase: "ex" | "payable" | "in_lieu";
+                                symbol: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                /** @description The provider's id of the action. */
+                                provider_id: string;
+                                ratio: string | null;
+                                rate: string | null;
+                                /** @description Quantity held before the event. */
+                                quantity_before: string;
+                                /** @description Quantity held after it. */
+                                quantity_after: string;
+                                /** @description Cash before the event. */
+                                cash_before: string;
+                                /** @description Cash after it. */
+                                cash_after: string;
+                                amount: string | null;
+                                /** @description in_lieu: the fraction of a share paid. */
+                                fraction?: string;
+                                /** @description in_lieu: the close it was paid at. */
+                                price?: string;
+                            }[];
+                            /** @description Actions touching a holding or the benchmark that were not applied (a caveat names them). */
+                            not_applied: {
+                                date: string;
+                                symbol: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                provider_id: string;
+                                /** @description Why the holding is left as it was (a type perf_v2 does not apply, or terms it cannot use). */
+                                reason: string;
+                            }[];
+                        };
+                        restatement?: {
+                            from: string;
+                            actions: {
+                                from: string;
+                                provider_id: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                symbol: string;
+                                /**
+                                 * @description `late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.
+                                 * @enum {string}
+                                 */
+                                reason: "late_action" | "correction";
+                                /**
+                                 * Format: date-time
+                                 * @description When the ledger learned it.
+                                 */
+                                seen_at: string;
+                            }[];
+                        } | null;
                         reconciliation: {
                             connection_id: string;
                             broker: string;
@@ -3585,8 +3682,11 @@ export interface operations {
                         /** @enum {string} */
                         code: "no_records" | "no_market_data" | "awaiting_price";
                         reason: string;
-                        /** @enum {string} */
-                        method: "perf_v1";
+                        /**
+                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @enum {string}
+                         */
+                        method: "perf_v1" | "perf_v2";
                         links: {
                             /** Format: uri */
                             self: string;
@@ -3611,8 +3711,11 @@ export interface operations {
                         portfolio: "model" | "broker";
                         /** @enum {string} */
                         status: "computed";
-                        /** @enum {string} */
-                        method: "perf_v1";
+                        /**
+                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @enum {string}
+                         */
+                        method: "perf_v1" | "perf_v2";
                         /** @enum {string} */
                         basis: "decisions_at_receipt_price" | "trade_derived";
                         /** @description True when the prices come from the synthetic model: not market data. */
@@ -3634,6 +3737,7 @@ export interface operations {
                         /** @description 100000.00 USD. */
                         start_value: string;
                         caveats: {
+                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
                             code: string;
                             message: string;
                         }[];
@@ -3701,8 +3805,11 @@ export interface operations {
                         };
                         benchmark: {
                             symbol: string;
-                            /** @enum {string} */
-                            basis: "price_return";
+                            /**
+                             * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                             * @enum {string}
+                             */
+                            basis: "price_return" | "total_return";
                             base_price: string | null;
                             base_from: ("inception_price" | "previous_close" | "first_close") | null;
                             metrics: {
@@ -3754,6 +3861,21 @@ export interface operations {
                                     reason?: string;
                                 };
                             } | null;
+                            /** @description perf_v2: the benchmark's corporate actions applied to its index. */
+                            events?: {
+                                date: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                provider_id: string;
+                                ratio: string | null;
+                                rate: string | null;
+                                /** @description The close the action was applied at (dividends reinvested at the ex-date close). */
+                                close: string;
+                                /** @description The total-return index's cumulative factor after it. */
+                                total_factor: string;
+                                /** @description The price-return index's cumulative factor after it. */
+                                price_factor: string;
+                            }[];
                         };
                         hit_rate: {
                             "1d": {
@@ -3788,6 +3910,8 @@ export interface operations {
                         holdings: {
                             /** @description Cash, exact. */
                             cash: string;
+                            /** @description perf_v2: cash dividends accrued on their ex-date and not yet paid (their payable date is after as_of); included in the value. */
+                            receivable?: string;
                             /** @description The largest positions by value (at most 500 here, 20 on the profile). */
                             positions: {
                                 symbol: string;
@@ -3819,6 +3943,68 @@ export interface operations {
                                 message: string;
                             }[];
                         };
+                        /** @description perf_v2: the corporate actions of the symbols held (docs/performance.md §4.2). */
+                        corporate_actions?: {
+                            /** @description Every event applied to the holdings, in date order. */
+                            events: {
+                                date: string;
+                                /**
+                                 * @description `ex`: shares changed or dividend accrued on the ex-date; `payable`: the dividend paid into cash; `in_lieu`: a fraction left by a reverse split paid in cash at that close.
+                                 * @enum {string}
+                                 */
+                                phase: "ex" | "payable" | "in_lieu";
+                                symbol: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                /** @description The provider's id of the action. */
+                                provider_id: string;
+                                ratio: string | null;
+                                rate: string | null;
+                                /** @description Quantity held before the event. */
+                                quantity_before: string;
+                                /** @description Quantity held after it. */
+                                quantity_after: string;
+                                /** @description Cash before the event. */
+                                cash_before: string;
+                                /** @description Cash after it. */
+                                cash_after: string;
+                                amount: string | null;
+                                /** @description in_lieu: the fraction of a share paid. */
+                                fraction?: string;
+                                /** @description in_lieu: the close it was paid at. */
+                                price?: string;
+                            }[];
+                            /** @description Actions touching a holding or the benchmark that were not applied (a caveat names them). */
+                            not_applied: {
+                                date: string;
+                                symbol: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                provider_id: string;
+                                /** @description Why the holding is left as it was (a type perf_v2 does not apply, or terms it cannot use). */
+                                reason: string;
+                            }[];
+                        };
+                        restatement?: {
+                            from: string;
+                            actions: {
+                                from: string;
+                                provider_id: string;
+                                /** @description `forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied). */
+                                type: string;
+                                symbol: string;
+                                /**
+                                 * @description `late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.
+                                 * @enum {string}
+                                 */
+                                reason: "late_action" | "correction";
+                                /**
+                                 * Format: date-time
+                                 * @description When the ledger learned it.
+                                 */
+                                seen_at: string;
+                            }[];
+                        } | null;
                         reconciliation: {
                             connection_id: string;
                             broker: string;
@@ -3868,8 +4054,11 @@ export interface operations {
                         /** @enum {string} */
                         code: "no_records" | "no_market_data" | "awaiting_price";
                         reason: string;
-                        /** @enum {string} */
-                        method: "perf_v1";
+                        /**
+                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @enum {string}
+                         */
+                        method: "perf_v1" | "perf_v2";
                         links: {
                             /** Format: uri */
                             self: string;
@@ -3964,8 +4153,11 @@ export interface operations {
                         agent: string;
                         /** @enum {string} */
                         portfolio: "model";
-                        /** @enum {string} */
-                        method: "perf_v1";
+                        /**
+                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @enum {string}
+                         */
+                        method: "perf_v1" | "perf_v2";
                         /**
                          * @description The model report's status; while unavailable every outcome is null with the reason.
                          * @enum {string}
@@ -4061,8 +4253,11 @@ export interface operations {
                         agent: string;
                         /** @enum {string} */
                         portfolio: "model";
-                        /** @enum {string} */
-                        method: "perf_v1";
+                        /**
+                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @enum {string}
+                         */
+                        method: "perf_v1" | "perf_v2";
                         /**
                          * @description The model report's status; while unavailable every outcome is null with the reason.
                          * @enum {string}

@@ -2,7 +2,8 @@
 // receipt) and broker portfolio (its imported executions, trade-derived), valued daily against
 // the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the market
 // sub-port (MarketStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
-// and of the benchmark through PerformanceDeps.corporateActions (none by default).
+// and of the benchmark through PerformanceDeps.corporateActions: performanceOf reads every stored
+// revision from the agent's price source (market/facts.ts keeps them).
 //
 // A stored report carries the engine's state (engine.ts), so bringing it up to date applies only
 // what came since: the records after its through_seq and the closes after its as_of. It is
@@ -19,7 +20,7 @@ import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import type { Clock } from '../ledger/clock.ts';
 import type { Agent } from '../domain/types.ts';
 import type { BrokerStore } from '../store/broker-port.ts';
-import type { MarketStore, PriceSource, StoredReport } from '../store/market-port.ts';
+import type { MarketStore, PriceSource, StoredCorporateAction, StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { DailyCloses } from '../market/closes.ts';
 import { SyntheticMarketData } from '../market/synthetic.ts';
@@ -62,23 +63,52 @@ export type PerformanceDeps = {
   clock: Clock;
   brokers?: BrokerStore | null;
   /**
-   * The method of the reports computed: perf_v1 (default) while the closes are split-adjusted;
-   * perf_v2 once they are raw and corporate actions are fed below (perf_v2 on adjusted closes would
-   * apply each split twice). A stored report of another method is computed again from scratch.
+   * The method of the reports computed: perf_v2 (default: raw closes, corporate actions fed below);
+   * perf_v1 (no action applied: a split of a held symbol shows as a fall), kept for the tests of its
+   * vectors and of a stored perf_v1 report being computed again. A stored report of
+   * another method is computed again from scratch.
    */
   method?: Method;
   /**
    * perf_v2: every corporate action the ledger knows of these symbols (the symbols valued, and the
-   * benchmark), each with the instant the ledger learned it; corrections as further facts with the
-   * same provider id. The engine skips facts it already has. Default: none.
+   * benchmark) from the agent's price source, each with the instant the ledger learned it;
+   * corrections as further facts with the same provider id. The engine skips facts it already has.
+   * Default: none.
    */
-  corporateActions?: (symbols: string[]) => Promise<ActionInput[]>;
+  corporateActions?: (source: PriceSource, symbols: string[]) => Promise<ActionInput[]>;
 };
 
 /** The service over an open store's market and broker sub-ports; agents priced synthetically are valued with the model of `seed`. */
 export function performanceOf(store: LedgerStore, o: { provider: MarketData; seed: string; benchmark: string; clock: Clock }): PerformanceService {
   const synthetic = o.provider.source === 'synthetic' ? o.provider : new SyntheticMarketData(o.seed);
-  return new PerformanceService({ store, market: marketStoreOf(store), provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: brokerStoreOf(store) });
+  const market = marketStoreOf(store);
+  return new PerformanceService({
+    store, market, provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: brokerStoreOf(store),
+    method: 'perf_v2', corporateActions: (source, symbols) => storedActions(market, source, symbols),
+  });
+}
+
+/** Every stored revision of the symbols' corporate actions from `source`, oldest first, as perf_v2 reads them. */
+export async function storedActions(market: MarketStore, source: PriceSource, symbols: string[]): Promise<ActionInput[]> {
+  const out: StoredCorporateAction[] = [];
+  const seen = new Set<number>(); // an action naming two of the symbols (a revision renamed it) is read once
+  for (const symbol of symbols) {
+    for (const a of await market.corporateActionHistory(source, symbol)) {
+      if (seen.has(a.id)) continue;
+      seen.add(a.id);
+      out.push(a);
+    }
+  }
+  return out.sort((a, b) => a.id - b.id).map(actionInput);
+}
+
+function actionInput(a: StoredCorporateAction): ActionInput {
+  return {
+    provider_id: a.provider_id, type: a.type, symbol: a.symbol,
+    ex_date: a.ex_date, payable_date: a.payable_date, process_date: a.process_date,
+    old_rate: a.old_rate, new_rate: a.new_rate, rate: a.rate, special: a.special,
+    seen_at: a.seen_at,
+  };
 }
 
 /** A report as this process holds it, and the chain head and day it was last found current at. */
@@ -112,7 +142,7 @@ export class PerformanceService {
   }
 
   private get method(): Method {
-    return this.deps.method ?? 'perf_v1';
+    return this.deps.method ?? 'perf_v2';
   }
 
   /**
@@ -333,7 +363,7 @@ export class PerformanceService {
       }
       base = benchmarkBase({ symbol: this.deps.benchmark, closes: bench.value, inception_price: observed.ok ? observed.value.price : null }, inceptionDate);
     }
-    const actions = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(actionSymbols(state, newSymbols)) : [];
+    const actions = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(source.source, actionSymbols(state, newSymbols)) : [];
     const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes, actions });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 

@@ -7,7 +7,7 @@
 
 import { csvDocument, csvNumber, csvText } from './csv.ts';
 import { Dec } from './numbers.ts';
-import type { Caveat, Portfolio, PublishedReport } from './engine.ts';
+import type { Caveat, Method, Portfolio, PublishedReport } from './engine.ts';
 import type { OutcomePage } from './outcome-pages.ts';
 import type { Computed, PortfolioReport } from './types.ts';
 
@@ -15,6 +15,9 @@ import type { Computed, PortfolioReport } from './types.ts';
 export const POSITIONS_SHOWN = 500;
 export const PROFILE_POSITIONS = 20;
 export const CSV_COLUMNS = ['date', 'value', 'daily_return', 'benchmark_value'] as const;
+
+/** The method named where no report is computed yet: the one the service computes (service.ts). */
+export const PUBLISHED_METHOD: Method = 'perf_v2';
 
 export type Links = { self: string; csv: string; profile: string; export: string; outcomes?: string };
 
@@ -27,13 +30,19 @@ function largest(positions: PublishedReport['holdings']['positions'], n: number)
 }
 
 function holdingsView(report: PublishedReport, n: number) {
-  return { cash: report.holdings.cash, positions: largest(report.holdings.positions, n), positions_total: report.holdings.positions.length };
+  const receivable = report.holdings.receivable === undefined ? {} : { receivable: report.holdings.receivable };
+  return { cash: report.holdings.cash, ...receivable, positions: largest(report.holdings.positions, n), positions_total: report.holdings.positions.length };
+}
+
+/** perf_v2: the corporate actions applied (and not) and the restatement, as the report gives them. */
+function corporateView(report: PublishedReport) {
+  return report.corporate_actions === undefined ? {} : { corporate_actions: report.corporate_actions, restatement: report.restatement ?? null };
 }
 
 /** GET /v1/agents/{handle}/performance as JSON. */
 export function performanceDocument(handle: string, r: PortfolioReport, links: Links) {
   if (r.status === 'unavailable') {
-    return { object: 'performance' as const, agent: handle, portfolio: r.portfolio, status: r.status, code: r.code, reason: r.reason, method: 'perf_v1' as const, links };
+    return { object: 'performance' as const, agent: handle, portfolio: r.portfolio, status: r.status, code: r.code, reason: r.reason, method: PUBLISHED_METHOD, links };
   }
   const p = r.report;
   return {
@@ -58,6 +67,7 @@ export function performanceDocument(handle: string, r: PortfolioReport, links: L
     holdings: holdingsView(p, POSITIONS_SHOWN),
     records: p.records,
     notes: p.notes,
+    ...corporateView(p),
     reconciliation: r.reconciliation === null ? null : r.reconciliation.map((c) => ({
       ...c, positions: Array.isArray(c.positions) ? c.positions.slice(0, POSITIONS_SHOWN) : [],
     })),
@@ -107,7 +117,7 @@ export function profileSections(sections: Section[]) {
     };
   };
   const bySection = Object.fromEntries(sections.map((s) => [s.portfolio, summary(s)]));
-  const performance = computed.length === 0 ? null : { method: 'perf_v1' as const, model: bySection.model ?? null, broker: bySection.broker ?? null };
+  const performance = computed.length === 0 ? null : { method: (computed[0] as Section & { report: Computed }).report.report.method, model: bySection.model ?? null, broker: bySection.broker ?? null };
   const caveats: Caveat[] = [];
   const add = (c: Caveat) => {
     if (!caveats.some((x) => x.code === c.code)) caveats.push(c);
@@ -133,7 +143,7 @@ export function outcomesDocument(handle: string, page: OutcomePage & { report: P
     url: paging.url,
     agent: handle,
     portfolio: 'model' as const,
-    method: 'perf_v1' as const,
+    method: r.status === 'computed' ? r.report.method : PUBLISHED_METHOD,
     status: r.status,
     reason: r.status === 'computed' ? null : r.reason,
     as_of: r.status === 'computed' ? r.report.as_of : null,
@@ -149,7 +159,12 @@ export function outcomesDocument(handle: string, page: OutcomePage & { report: P
 }
 
 /** A report's headline (the `return` badge): its return since inception and the benchmark's over the same days. */
-export type ReportHeadline = { cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null; synthetic: boolean; reason: string | null };
+export type ReportHeadline = {
+  cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null;
+  /** The benchmark's basis: its total return (perf_v2's default) or its price return. */
+  benchmark_basis: 'price_return' | 'total_return';
+  synthetic: boolean; reason: string | null;
+};
 
 export function headlineOf(report: Pick<PublishedReport, 'metrics' | 'benchmark' | 'synthetic'>): ReportHeadline {
   const own = report.metrics.cumulative_return;
@@ -157,6 +172,7 @@ export function headlineOf(report: Pick<PublishedReport, 'metrics' | 'benchmark'
     cumulative_return: own.value,
     benchmark_return: report.benchmark.metrics?.cumulative_return.value ?? null,
     benchmark: report.benchmark.symbol,
+    benchmark_basis: report.benchmark.basis ?? 'price_return',
     synthetic: report.synthetic,
     reason: own.value === null ? own.reason : null,
   };

@@ -41,6 +41,8 @@ export type PerformanceSummary = {
   benchmark_return: string | null;
   /** The benchmark's symbol (SPY). */
   benchmark: string | null;
+  /** The benchmark's basis, said on the badge: dividends reinvested (total return) or not (price return). */
+  benchmark_basis: 'price_return' | 'total_return';
   /** True when any price behind the figures came from the synthetic provider. */
   synthetic: boolean;
   /** Why cumulative_return is null. */
@@ -80,7 +82,8 @@ function returnText(p: PerformanceSummary | null): Said {
   const own = percent(p.cumulative_return);
   if (p.benchmark_return === null) return { message: own, color: COLOURS.blue };
   const beat = new Decimal(p.cumulative_return).gte(p.benchmark_return);
-  return { message: `${own} vs ${p.benchmark ?? 'benchmark'} ${percent(p.benchmark_return)}`, color: beat ? COLOURS.brightgreen : COLOURS.red };
+  const basis = p.benchmark_basis === 'total_return' ? 'total return' : 'price return';
+  return { message: `${own} vs ${p.benchmark ?? 'benchmark'} ${basis} ${percent(p.benchmark_return)}`, color: beat ? COLOURS.brightgreen : COLOURS.red };
 }
 
 function verifiedText(f: Extract<BadgeFacts, { style: 'verified' }>): Said {

@@ -65,7 +65,8 @@ await forEachStore('broker portfolio from imported executions', (kind) => {
     const ref = brokerPerformance({ fills, closes, benchmark: { symbol: 'SPY', closes: await closesOf('SPY', '2026-03-03'), inception_price: base.value.price }, as_of: '2026-03-19' });
     assert.deepEqual(report.report.series, ref.series);
     assert.deepEqual(report.report.metrics, ref.metrics);
-    assert.deepEqual(report.report.holdings, { cash: ref.reconstruction.cash, positions: ref.reconstruction.positions });
+    assert.deepEqual(report.report.holdings, { cash: ref.reconstruction.cash, positions: ref.reconstruction.positions, receivable: '0' });
+    assert.equal(report.report.method, 'perf_v2', 'the default method; no corporate action is fed here, so its figures are perf_v1\'s');
     assert.equal(report.report.as_of, '2026-03-19');
     assert.deepEqual(report.report.series.map((s) => s.date), ['2026-03-13', '2026-03-16', '2026-03-17', '2026-03-18', '2026-03-19']);
   });

@@ -145,7 +145,7 @@ await forEachStore('GET /v1/agents/{handle}/performance and the profile', (kind)
     assert.equal(body.performance.model.status, 'computed');
     assert.equal(body.performance.broker.status, 'unavailable');
     const codes = body.caveats.map((c: { code: string }) => c.code);
-    for (const code of ['demo_agent', 'synthetic_prices', 'model_portfolio', 'benchmark_price_return', 'broker_performance_unavailable', 'records_state_intent_only']) assert.ok(codes.includes(code), code);
+    for (const code of ['demo_agent', 'synthetic_prices', 'model_portfolio', 'benchmark_total_return', 'corporate_actions_applied', 'broker_performance_unavailable', 'records_state_intent_only']) assert.ok(codes.includes(code), code);
     assert.ok(!codes.includes('performance_not_computed'));
   });
 

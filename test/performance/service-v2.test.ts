@@ -26,7 +26,8 @@ await forEachStore('performance service, perf_v2', (kind) => {
   const asked: string[][] = [];
   const v2 = (market = app.market) => new PerformanceService({
     store: app.store, market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
-    corporateActions: async (symbols) => {
+    corporateActions: async (source, symbols) => {
+      assert.equal(source, 'synthetic', 'the actions of the agent\'s price source');
       asked.push(symbols);
       return known.filter((a) => symbols.includes(a.symbol));
     },
@@ -45,7 +46,8 @@ await forEachStore('performance service, perf_v2', (kind) => {
 
   describe('corporate actions through the service', () => {
     it('a stored perf_v1 report is computed again as perf_v2', async () => {
-      const v1 = computed(await app.performance.report(agent, 'model'));
+      const v1Service = new PerformanceService({ store: app.store, market: app.market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v1' });
+      const v1 = computed(await v1Service.report(agent, 'model'));
       assert.equal(v1.report.method, 'perf_v1');
       const r = computed(await v2().report(agent, 'model'));
       assert.equal(r.report.method, 'perf_v2');

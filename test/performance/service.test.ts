@@ -152,7 +152,8 @@ await forEachStore('performance service', (kind) => {
       assert.deepEqual(r.report.benchmark.metrics, ref.benchmark.metrics);
       assert.equal(r.report.benchmark.base_price, ref.benchmark.base_price);
       assert.equal(r.report.benchmark.base_from, 'inception_price');
-      assert.deepEqual(r.report.holdings, { cash: ref.reconstruction.cash, positions: ref.reconstruction.positions });
+      assert.deepEqual(r.report.holdings, { cash: ref.reconstruction.cash, positions: ref.reconstruction.positions, receivable: '0' });
+      assert.equal(r.report.method, 'perf_v2', 'the default method; no corporate action is fed here, so its figures are perf_v1\'s');
       assert.equal(r.report.synthetic, true);
       assert.equal(r.price_source.source, 'synthetic');
       assert.ok(r.report.caveats.some((c) => c.code === 'synthetic_prices'));

@@ -12,15 +12,19 @@ import { summaryOfReport } from '../../src/site/badges.ts';
 import { parseSvg } from './svg.ts';
 
 const summary = (over: Partial<PerformanceSummary> = {}): PerformanceSummary => ({
-  cumulative_return: '0.123456', benchmark_return: '0.081', benchmark: 'SPY', synthetic: false, reason: null, ...over,
+  cumulative_return: '0.123456', benchmark_return: '0.081', benchmark: 'SPY', benchmark_basis: 'total_return', synthetic: false, reason: null, ...over,
 });
 
 describe('the return badge', () => {
   it('shows the return since the first record against the benchmark, green when ahead, red when behind', () => {
     assert.deepEqual(badgeText({ style: 'return', caution: null, performance: summary() }),
-      { label: 'return', message: '+12.3% vs SPY +8.1%', color: COLOURS.brightgreen });
+      { label: 'return', message: '+12.3% vs SPY total return +8.1%', color: COLOURS.brightgreen });
     assert.deepEqual(badgeText({ style: 'return', caution: null, performance: summary({ cumulative_return: '-0.02', benchmark_return: '0.05' }) }),
-      { label: 'return', message: '-2.0% vs SPY +5.0%', color: COLOURS.red });
+      { label: 'return', message: '-2.0% vs SPY total return +5.0%', color: COLOURS.red });
+  });
+
+  it('says the benchmark\'s basis: total return, or price return', () => {
+    assert.equal(badgeText({ style: 'return', caution: null, performance: summary({ benchmark_basis: 'price_return' }) }).message, '+12.3% vs SPY price return +8.1%');
   });
 
   it('shows the return alone, in blue, when the benchmark is not known', () => {
@@ -36,7 +40,7 @@ describe('the return badge', () => {
 
   it('is amber and says so when an input is synthetic', () => {
     const text = badgeText({ style: 'return', caution: 'synthetic', performance: summary({ synthetic: true }) });
-    assert.deepEqual(text, { label: 'return', message: '+12.3% vs SPY +8.1% · synthetic', color: COLOURS.amber });
+    assert.deepEqual(text, { label: 'return', message: '+12.3% vs SPY total return +8.1% · synthetic', color: COLOURS.amber });
     assert.deepEqual(badgeText({ style: 'return', caution: 'demo', performance: null }), { label: 'return', message: `${DASH} · demo`, color: COLOURS.amber });
   });
 
@@ -51,7 +55,7 @@ describe('the return badge', () => {
     assert.equal(s.cumulative_return, report.metrics.cumulative_return.value);
     assert.equal(s.benchmark_return, report.benchmark.metrics?.cumulative_return.value);
     assert.deepEqual({ benchmark: s.benchmark, synthetic: s.synthetic, reason: s.reason }, { benchmark: 'SPY', synthetic: true, reason: null });
-    assert.equal(badgeText({ style: 'return', caution: 'synthetic', performance: s }).message, '+10.0% vs SPY +1.0% · synthetic');
+    assert.equal(badgeText({ style: 'return', caution: 'synthetic', performance: s }).message, '+10.0% vs SPY price return +1.0% · synthetic');
 
     const empty = summaryOfReport(modelPerformance({ decisions: [], closes: {}, benchmark: { symbol: 'SPY', closes: [] } }));
     assert.equal(empty.cumulative_return, null);

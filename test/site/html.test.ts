@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { escapeHtml, html, jsonScript, trusted } from '../../src/site/html.ts';
 import { siteHref, slug, readmeSections } from '../../src/site/doc-pages.ts';
-import { metricsTable, outcomeText, reportsFromProfile } from '../../src/site/pages/performance.ts';
+import { corporateEventsList, metricsTable, outcomeText, reportsFromProfile } from '../../src/site/pages/performance.ts';
 
 const HOSTILE = [
   '<script>alert(1)</script>',
@@ -79,4 +79,27 @@ test('metrics: values formatted, a dash with its reason below minimum history, h
   assert.equal(reportsFromProfile({ performance: null, portfolios: [] }).size, 0);
   assert.deepEqual([...reportsFromProfile({ performance: { model: report, broker: { metrics: {} } } }).keys()], ['model', 'broker']);
   assert.deepEqual([...reportsFromProfile({ performance: { ...report, portfolio: 'broker' } }).keys()], ['broker']);
+});
+
+test('corporate actions under the chart: one line each with date, symbol, type, terms, quantity and cash before and after; nothing without events', () => {
+  const base = { provider_id: 'syn-<1>', rate: null, amount: null, cash_before: '100', cash_after: '100' };
+  const report = {
+    portfolio: 'model',
+    corporate_actions: {
+      events: [
+        { ...base, date: '2024-01-24', phase: 'ex', symbol: 'META', type: 'forward_split', ratio: '3:1', quantity_before: '10', quantity_after: '30' },
+        { ...base, date: '2024-02-01', phase: 'ex', symbol: 'KO', type: 'cash_dividend', ratio: null, rate: '0.46', amount: '4.6', quantity_before: '10', quantity_after: '10' },
+        { ...base, date: '2024-02-20', phase: 'payable', symbol: 'KO', type: 'cash_dividend', ratio: null, rate: '0.46', amount: '4.6', quantity_before: '10', quantity_after: '10', cash_after: '104.6' },
+      ],
+    },
+  };
+  const list = corporateEventsList(report, 'model');
+  assert.notEqual(list, '');
+  const out = (list as Exclude<typeof list, ''>).text;
+  assert.match(out, /3 corporate action events applied/);
+  assert.match(out, /<time datetime="2024-01-24">2024-01-24<\/time> META split 3:1; quantity 10 → 30 <span class="muted">\(syn-&lt;1&gt;\)<\/span>/);
+  assert.match(out, /KO cash dividend 0\.46 a share; 4\.6 accrued/);
+  assert.match(out, /KO cash dividend 0\.46 a share, paid; cash 100 → 104\.6/);
+  assert.equal(corporateEventsList({ corporate_actions: { events: [] } }, 'model'), '');
+  assert.equal(corporateEventsList({}, 'model'), '');
 });

@@ -6,7 +6,7 @@
 // decision's outcome from GET /v1/agents/<handle>/performance/outcomes (the timeline's page).
 // Without a report it says "no performance yet" and why.
 import { html } from '../html.ts';
-import { formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from '../pages/performance.ts';
+import { corporateEventsList, formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from '../pages/performance.ts';
 
 type UPlotCtor = new (opts: object, data: (number | null)[][], target: HTMLElement) => { setSize(s: { width: number; height: number }): void };
 declare const uPlot: UPlotCtor | undefined;
@@ -43,7 +43,8 @@ function summaryText(r: ReportLike): string {
   // From the start value (what the curve starts at, before the first close), as the metrics count it.
   const start = r.start_value ?? first.value;
   const change = (a: string | null, b: string | null) => (a && b && Number(a) !== 0 ? formatRatio(String(Number(b) / Number(a) - 1), 'pct') : 'n/a');
-  const bench = r.benchmark?.symbol ?? 'the benchmark';
+  const basis = r.benchmark?.basis === 'total_return' ? ' (total return)' : r.benchmark?.basis === 'price_return' ? ' (price return)' : '';
+  const bench = `${r.benchmark?.symbol ?? 'the benchmark'}${basis}`;
   return `From ${first.date} to ${last.date}: the portfolio went from ${start} to ${last.value} (${change(start, last.value)}); ${bench} ${change(start, last.benchmark_value)} over the same days.`;
 }
 
@@ -52,7 +53,10 @@ function draw(box: HTMLElement, r: ReportLike): void {
   const xs = s.map((p) => day(p.date));
   const values = s.map((p) => Number(p.value));
   const bench = s.map((p) => (p.benchmark_value === null ? null : Number(p.benchmark_value)));
-  box.innerHTML = html`<p class="note">${summaryText(r)}</p><div data-equity role="img" aria-label="Equity curve against the benchmark"></div><div data-drawdown role="img" aria-label="Drawdown from the running peak, in percent"></div>`.text;
+  // perf_v2: a point on the curve at each day a corporate action changed the holdings or the cash.
+  const eventDays = new Set((r.corporate_actions?.events ?? []).map((e) => e.date));
+  const marks = s.map((p, i) => (eventDays.has(p.date) ? values[i]! : null));
+  box.innerHTML = html`<p class="note">${summaryText(r)}</p><div data-equity role="img" aria-label="Equity curve against the benchmark"></div>${corporateEventsList(r, r.portfolio ?? 'portfolio')}<div data-drawdown role="img" aria-label="Drawdown from the running peak, in percent"></div>`.text;
   if (typeof uPlot === 'undefined') return;
   const fg = css('--fg', '#1b1d21');
   const grid = { stroke: css('--line', '#d5d9de'), width: 1 };
@@ -61,8 +65,9 @@ function draw(box: HTMLElement, r: ReportLike): void {
   const equity = new uPlot({
     width: width(), height: 260, scales: { x: { time: true } }, axes: axes(''),
     series: [{}, { label: r.portfolio ?? 'portfolio', stroke: css('--chart-a', '#0b57d0'), width: 2 },
-      { label: r.benchmark?.symbol ?? 'benchmark', stroke: css('--chart-b', '#8a5a00'), width: 2, dash: [6, 4] }],
-  }, [xs, values, bench], box.querySelector<HTMLElement>('[data-equity]')!);
+      { label: r.benchmark?.symbol ?? 'benchmark', stroke: css('--chart-b', '#8a5a00'), width: 2, dash: [6, 4] },
+      { label: 'corporate actions', stroke: css('--chart-dd', '#b3261e'), width: 0, paths: () => null, points: { show: true, size: 9 } }],
+  }, [xs, values, bench, marks], box.querySelector<HTMLElement>('[data-equity]')!);
   const dd = new uPlot({
     width: width(), height: 140, scales: { x: { time: true } }, axes: axes(' %'),
     series: [{}, { label: 'drawdown', stroke: css('--chart-dd', '#b3261e'), width: 1.5 }],

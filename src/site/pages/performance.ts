@@ -1,7 +1,8 @@
 // Performance as the agent page shows it: the metrics table (with a dash and its reason where
 // the history is too short) and a decision's outcome in words. Pure and free of Node, so the
 // server renders it from the profile and the page's script from the performance endpoint.
-// The report is perf_v1's (src/performance/perf.ts); only the members read here are typed.
+// The report is perf_v1's or perf_v2's (src/performance/engine.ts); only the members read here are
+// typed. perf_v2's corporate-action events are listed under the chart (and marked on it by the script).
 import { html, type Html } from '../html.ts';
 
 export type MetricValue = { value: string | null; reason?: string } & Record<string, unknown>;
@@ -15,8 +16,38 @@ export type ReportLike = {
   start_value?: string;
   series?: { date: string; value: string; daily_return: string; benchmark_value: string | null }[];
   metrics?: Record<string, MetricValue | number>;
-  benchmark?: { symbol?: string; metrics?: Record<string, MetricValue | number> | null };
+  benchmark?: { symbol?: string; basis?: string; metrics?: Record<string, MetricValue | number> | null };
+  /** perf_v2: the corporate actions applied to the holdings. */
+  corporate_actions?: { events?: CorporateEventLike[] };
 };
+
+/** An event of a perf_v2 report's `corporate_actions.events`, as far as it is shown. */
+export type CorporateEventLike = {
+  date: string; phase: string; symbol: string; type: string; provider_id: string;
+  ratio: string | null; rate: string | null; amount: string | null;
+  quantity_before: string; quantity_after: string; cash_before: string; cash_after: string;
+};
+
+const EVENT_WORDS: Record<string, string> = {
+  forward_split: 'split', reverse_split: 'reverse split', cash_dividend: 'cash dividend', stock_dividend: 'stock dividend',
+};
+
+function eventText(e: CorporateEventLike): string {
+  const what = EVENT_WORDS[e.type] ?? e.type.replaceAll('_', ' ');
+  const terms = e.ratio !== null ? ` ${e.ratio}` : e.rate !== null ? ` ${e.rate} a share` : '';
+  const phase = e.phase === 'payable' ? ', paid' : e.phase === 'in_lieu' ? ', fraction paid in cash' : '';
+  const quantity = e.quantity_before === e.quantity_after ? '' : `; quantity ${e.quantity_before} → ${e.quantity_after}`;
+  const cash = e.cash_before === e.cash_after ? (e.amount !== null ? `; ${e.amount} accrued` : '') : `; cash ${e.cash_before} → ${e.cash_after}`;
+  return `${e.symbol} ${what}${terms}${phase}${quantity}${cash}`;
+}
+
+/** The corporate actions a perf_v2 report applied, one line each (date, symbol, type, terms, quantity and cash before and after); empty when none. */
+export function corporateEventsList(report: ReportLike, label: string): Html | '' {
+  const events = report.corporate_actions?.events ?? [];
+  if (events.length === 0) return '';
+  return html`<details class="note" data-corporate-events><summary>${label}: ${events.length} corporate action event${events.length === 1 ? '' : 's'} applied (marked on the curve)</summary>
+<ul>${events.map((e) => html`<li><time datetime="${e.date}">${e.date}</time> ${eventText(e)} <span class="muted">(${e.provider_id})</span></li>`)}</ul></details>`;
+}
 
 /** A row of GET /v1/agents/<handle>/performance/outcomes (src/performance/outcome-pages.ts), as far as it is shown. */
 export type OutcomeValue = { date: string | null; return?: string | null; hit?: boolean | null; reason?: string | null };

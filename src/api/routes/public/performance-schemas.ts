@@ -1,5 +1,5 @@
 // Schemas of GET /v1/agents/{handle}/performance and of the profile's portfolios and performance:
-// every figure perf_v1 publishes (docs/performance.md), with an example computed by the
+// every figure perf_v1 and perf_v2 publish (docs/performance.md), with an example computed by the
 // engine from the method doc's worked example.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { stringEnum } from '../../schemas.ts';
@@ -14,7 +14,15 @@ const PORTFOLIOS = ['model', 'broker'] as const;
 export const PerformanceQuery = Type.Object({
   portfolio: Type.Optional(stringEnum(PORTFOLIOS, { default: 'model', description: '`model`: the decisions at their receipt price; `broker`: the imported fills (trade-derived).' })),
   format: Type.Optional(stringEnum(['json', 'csv'] as const, { default: 'json', description: `\`csv\`: the daily series alone, columns ${CSV_COLUMNS.join(', ')}.` })),
+  benchmark_return: Type.Optional(stringEnum(['total', 'price'] as const, { default: 'total', description: 'perf_v2: the benchmark\'s total return (dividends reinvested at the ex-date close) or its price return (splits only). A perf_v1 report\'s benchmark is always its price return.' })),
 }, { additionalProperties: false });
+
+const METHOD = stringEnum(['perf_v1', 'perf_v2'] as const, { description: 'The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.' });
+const BENCHMARK_BASIS = stringEnum(['price_return', 'total_return'] as const, { description: '`total_return`: dividends reinvested at the ex-date close (perf_v2\'s default); `price_return`: splits only (perf_v1, or benchmark_return=price).' });
+const CAVEAT_CODES = [
+  'synthetic_prices', 'model_portfolio', 'trade_derived', 'benchmark_price_return', 'benchmark_total_return', 'corporate_actions_applied',
+  'corporate_actions_not_applied', 'corporate_action_not_applied', 'restated', 'mixed_price_sources', 'awaiting_price', 'stale',
+] as const;
 
 const Metric = Type.Object({
   value: nullable(Type.String({ description: 'Decimal text; null below the metric\'s minimum history.' })),
@@ -55,7 +63,10 @@ export const HitRates = Type.Object({ '1d': HitRate, '5d': HitRate, '21d': HitRa
   description: 'Share of BUY/INCREASE decisions followed by a rise and SELL/REDUCE/CLOSE by a fall, 1, 5 and 21 closes after the decision and at its stated time_horizon.',
 });
 
-const Caveat = Type.Object({ code: Type.String(), message: Type.String() });
+const Caveat = Type.Object({
+  code: Type.String({ description: `What the figures are and are not: ${CAVEAT_CODES.join(', ')} (a client ignores a code it does not know).` }),
+  message: Type.String(),
+});
 
 export const SeriesRow = Type.Object({
   date: DATE,
@@ -68,8 +79,56 @@ const Position = Type.Object({ symbol: Type.String(), quantity: DECIMAL('Held qu
 
 const Holdings = Type.Object({
   cash: DECIMAL('Cash, exact.'),
+  receivable: Type.Optional(DECIMAL('perf_v2: cash dividends accrued on their ex-date and not yet paid (their payable date is after as_of); included in the value.')),
   positions: Type.Array(Position, { description: 'The largest positions by value (at most 500 here, 20 on the profile).' }),
   positions_total: Type.Integer(),
+});
+
+const ACTION_TYPE = Type.String({ description: '`forward_split`, `reverse_split`, `cash_dividend`, `stock_dividend`, or another type of the provider (not applied).' });
+
+const AppliedAction = Type.Object({
+  date: DATE,
+  phase: stringEnum(['ex', 'payable', 'in_lieu'] as const, { description: '`ex`: shares changed or dividend accrued on the ex-date; `payable`: the dividend paid into cash; `in_lieu`: a fraction left by a reverse split paid in cash at that close.' }),
+  symbol: Type.String(),
+  type: ACTION_TYPE,
+  provider_id: Type.String({ description: 'The provider\'s id of the action.' }),
+  ratio: nullable(Type.String({ description: 'Share actions: `new:old` shares.' })),
+  rate: nullable(DECIMAL('Cash dividends: cash per share.')),
+  quantity_before: DECIMAL('Quantity held before the event.'),
+  quantity_after: DECIMAL('Quantity held after it.'),
+  cash_before: DECIMAL('Cash before the event.'),
+  cash_after: DECIMAL('Cash after it.'),
+  amount: nullable(DECIMAL('Cash accrued (ex), paid (payable) or paid in lieu; null when no cash moves.')),
+  fraction: Type.Optional(DECIMAL('in_lieu: the fraction of a share paid.')),
+  price: Type.Optional(DECIMAL('in_lieu: the close it was paid at.')),
+}, { description: 'A corporate action\'s effect on the portfolio.' });
+
+const NotApplied = Type.Object({
+  date: DATE, symbol: Type.String(), type: ACTION_TYPE, provider_id: Type.String(),
+  reason: Type.String({ description: 'Why the holding is left as it was (a type perf_v2 does not apply, or terms it cannot use).' }),
+});
+
+const CorporateActions = Type.Object({
+  events: Type.Array(AppliedAction, { description: 'Every event applied to the holdings, in date order.' }),
+  not_applied: Type.Array(NotApplied, { description: 'Actions touching a holding or the benchmark that were not applied (a caveat names them).' }),
+}, { description: 'perf_v2: the corporate actions of the symbols held (docs/performance.md §4.2).' });
+
+const Restatement = Type.Object({
+  from: DATE,
+  actions: Type.Array(Type.Object({
+    from: DATE, provider_id: Type.String(), type: ACTION_TYPE, symbol: Type.String(),
+    reason: stringEnum(['late_action', 'correction'] as const, { description: '`late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.' }),
+    seen_at: Type.String({ format: 'date-time', description: 'When the ledger learned it.' }),
+  })),
+}, { description: 'perf_v2: the figures from `from` on differ from those published before these actions were known (caveat `restated`).' });
+
+const BenchmarkEvent = Type.Object({
+  date: DATE, type: ACTION_TYPE, provider_id: Type.String(),
+  ratio: nullable(Type.String({ description: 'Share actions: `new:old`.' })),
+  rate: nullable(DECIMAL('Cash dividends: cash per share.')),
+  close: DECIMAL('The close the action was applied at (dividends reinvested at the ex-date close).'),
+  total_factor: DECIMAL('The total-return index\'s cumulative factor after it.'),
+  price_factor: DECIMAL('The price-return index\'s cumulative factor after it.'),
 });
 
 const PriceSourceView = Type.Object({
@@ -81,10 +140,11 @@ const PriceSourceView = Type.Object({
 
 const BenchmarkView = Type.Object({
   symbol: Type.String(),
-  basis: Type.Literal('price_return'),
+  basis: BENCHMARK_BASIS,
   base_price: nullable(DECIMAL('The benchmark price the start value is compared with.')),
   base_from: nullable(stringEnum(['inception_price', 'previous_close', 'first_close'] as const, { description: '`inception_price`: observed at the first record\'s receipt; else the last close before its date; else the first close.' })),
   metrics: nullable(BenchmarkMetrics),
+  events: Type.Optional(Type.Array(BenchmarkEvent, { description: 'perf_v2: the benchmark\'s corporate actions applied to its index.' })),
 });
 
 const Note = Type.Object({ record_id: Type.String(), code: Type.String(), message: Type.String() });
@@ -109,7 +169,7 @@ export const PerformanceComputed = Type.Object({
   agent: Type.String(),
   portfolio: PORTFOLIO,
   status: Type.Literal('computed'),
-  method: Type.Literal('perf_v1'),
+  method: METHOD,
   basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
   synthetic: Type.Boolean({ description: 'True when the prices come from the synthetic model: not market data.' }),
   price_source: PriceSourceView,
@@ -134,6 +194,8 @@ export const PerformanceComputed = Type.Object({
     counts: Type.Record(Type.String(), Type.Integer(), { description: 'Every accounting note, counted by code.' }),
     recent: Type.Array(Note, { description: 'The 20 newest notes.' }),
   }),
+  corporate_actions: Type.Optional(CorporateActions),
+  restatement: Type.Optional(nullable(Restatement)),
   reconciliation: nullable(Type.Array(Reconciliation, { description: 'Broker: the latest positions reported by each connection against the imported fills.' })),
   series: Type.Array(SeriesRow, { description: 'One row per benchmark trading day from the first record\'s date to as_of (about 253 a year).' }),
   links: Links,
@@ -146,12 +208,12 @@ export const PerformanceUnavailable = Type.Object({
   status: Type.Literal('unavailable'),
   code: stringEnum(['no_records', 'no_market_data', 'awaiting_price'] as const),
   reason: Type.String(),
-  method: Type.Literal('perf_v1'),
+  method: METHOD,
   links: Links,
 });
 
 export const PerformanceResponse = Type.Union([PerformanceComputed, PerformanceUnavailable], {
-  description: 'A portfolio\'s daily series and perf_v1 metrics, or why there are none yet. Bounded by the agent\'s age: about 70 bytes per trading day (85 KB for five years).',
+  description: 'A portfolio\'s daily series and metrics (perf_v2, or perf_v1 for a report computed before it), or why there are none yet. Bounded by the agent\'s age: about 70 bytes per trading day (85 KB for five years).',
 });
 
 const Unavailable = Type.Object({
@@ -169,7 +231,7 @@ const Summary = Type.Object({
   stale: nullable(Type.String()),
   inception: nullable(Type.String()),
   metrics: Metrics,
-  benchmark: Type.Object({ symbol: Type.String(), basis: Type.Literal('price_return'), metrics: nullable(BenchmarkMetrics) }),
+  benchmark: Type.Object({ symbol: Type.String(), basis: BENCHMARK_BASIS, metrics: nullable(BenchmarkMetrics) }),
   hit_rate: nullable(HitRates),
   url: Type.String({ format: 'uri' }),
   csv_url: Type.String({ format: 'uri' }),
@@ -190,10 +252,10 @@ export const ProfilePortfolio = Type.Object({
 });
 
 export const ProfilePerformance = nullable(Type.Object({
-  method: Type.Literal('perf_v1'),
+  method: METHOD,
   model: nullable(Type.Union([Summary, Unavailable])),
   broker: nullable(Type.Union([Summary, Unavailable])),
-}, { description: 'perf_v1 summaries of the model and broker portfolios; null when neither is computed (a caveat says why).' }));
+}, { description: 'Summaries of the model and broker portfolios; null when neither is computed (a caveat says why).' }));
 
 // GET /v1/agents/{handle}/performance/outcomes
 
@@ -235,7 +297,7 @@ export const OutcomesResponse = Type.Object({
   url: Type.String(),
   agent: Type.String(),
   portfolio: Type.Literal('model'),
-  method: Type.Literal('perf_v1'),
+  method: METHOD,
   status: stringEnum(['computed', 'unavailable'] as const, { description: 'The model report\'s status; while unavailable every outcome is null with the reason.' }),
   reason: nullable(Type.String()),
   as_of: nullable(Type.String({ pattern: DATE.pattern, description: 'The model report\'s as_of: closes dated up to it count, so the outcomes add up to its hit rates.' })),

@@ -1,12 +1,12 @@
-// GET /v1/agents/{handle}/performance?portfolio=model|broker[&format=csv]: a portfolio's daily
-// series and perf_v1 metrics (docs/performance.md). Public, cached like the profile.
+// GET /v1/agents/{handle}/performance?portfolio=model|broker[&format=csv][&benchmark_return=total|price]:
+// a portfolio's daily series and metrics (docs/performance.md). Public, cached like the profile.
 import type { FastifyReply } from 'fastify';
 import { sendError } from '../../errors.ts';
 import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import type { Portfolio } from '../../../performance/engine.ts';
+import type { BenchmarkReturn, Portfolio } from '../../../performance/engine.ts';
 import { outcomeCursor, outcomesCsv, seqOfCursor } from '../../../performance/outcome-pages.ts';
 import { outcomesDocument, performanceCsv, performanceDocument } from '../../../performance/views.ts';
 import { errors } from '../../../ledger/errors.ts';
@@ -21,7 +21,7 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
       operationId: 'getPerformance',
       security: publicSecurity,
       summary: 'A portfolio\'s daily series and performance metrics',
-      description: 'The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with perf_v1 metrics, the benchmark\'s, hit rates and caveats. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.',
+      description: 'The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with the metrics, the benchmark\'s, hit rates and caveats. perf_v2 (docs/performance.md §4.2): raw closes, splits and dividends applied to the holdings (`corporate_actions` lists each event, `restatement` says when figures changed after a late action), the benchmark\'s total return, or its price return with `benchmark_return=price`. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.',
       tags: PUBLIC_TAG,
       params: HandleParams,
       querystring: PerformanceQuery,
@@ -33,7 +33,7 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
     const portfolio = (request.query.portfolio ?? 'model') as Portfolio;
     const found = await options.reads.agentByHandle(handle);
     if (!found.ok) return sendError(request, reply, found.error);
-    const report = await performance.report(found.value, portfolio);
+    const report = await performance.report(found.value, portfolio, { benchmark_return: (request.query.benchmark_return ?? 'total') as BenchmarkReturn });
     if (!report.ok) return sendError(request, reply, report.error);
     cacheFor(reply, 'short');
     const raw = reply as FastifyReply; // the CSV is outside the documented JSON schema
