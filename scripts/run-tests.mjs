@@ -35,7 +35,9 @@ if (layers.status !== 0) {
 }
 if (!build()) process.exit(1);
 // The nightly mode (LEDGER_PROPERTY_RUNS, npm run test:nightly) runs as long as it needs.
-const timeout = process.env.LEDGER_PROPERTY_RUNS ? [] : ['--test-timeout=120000'];
+// A file's bound (each file runs as one test): four minutes, for the longest files (the Python
+// suite against two stores, the libfiu and crash-loop fault files) on a busy two-core machine.
+const timeout = process.env.LEDGER_PROPERTY_RUNS ? [] : ['--test-timeout=240000'];
 // Two test files at a time (node's default on 2 cores is one): most files wait on processes,
 // sockets and fsync, so a second file fills the idle core. LEDGER_TEST_CONCURRENCY overrides it.
 const concurrency = `--test-concurrency=${process.env.LEDGER_TEST_CONCURRENCY || 2}`;

@@ -15,6 +15,13 @@ import { errors, type LedgerError } from '../ledger/errors.ts';
 import { runAsPublicRead } from '../store/read-scope.ts';
 import { ApiError } from './errors.ts';
 
+/**
+ * Route config of a read that costs next to nothing (a static asset served from memory): it takes
+ * no turn, so one page's scripts, styles and images never queue behind, or get refused with, the
+ * page's own data reads. It stays under the per-minute read limit.
+ */
+export const CHEAP_READ = { cheapRead: true } as const;
+
 /** Seconds a refused reader is told to wait: a turn frees up as soon as any read ends. */
 export const READ_RETRY_AFTER_S = 1;
 
@@ -140,6 +147,7 @@ function refusalError(refusal: Refusal, limits: GateLimits): LedgerError {
 export function readGateHooks(gate: ReadGate): onRequestHookHandler[] {
   const take = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (request.method === 'OPTIONS') return; // a CORS preflight reads nothing
+    if ((request.routeOptions.config as { cheapRead?: boolean }).cheapRead) return;
     const turn = await gate.enter(request.ip);
     if (!turn.ok) {
       reply.header('retry-after', String(READ_RETRY_AFTER_S));

@@ -65,6 +65,19 @@ await forEachStore('the read gate', (kind) => {
     for (const url of reads()) assert.equal((await get(t, url)).statusCode, 200, `${url} once the turn is free`);
   });
 
+  test('a static asset takes no turn: a page\'s scripts, styles and images load while its client\'s reads are all taken', async () => {
+    const turn = await hold(t.gate, INJECT_IP);
+    try {
+      const page = await get(t, '/');
+      assert.equal(page.statusCode, 429, 'the page itself waits for a turn');
+      for (const url of ['/assets/site.css', '/assets/favicon.svg', '/docs/api/redoc.standalone.js']) {
+        assert.equal((await get(t, url)).statusCode, 200, url);
+      }
+    } finally {
+      turn.leave();
+    }
+  });
+
   test('a read that waits gets its turn as soon as one ends', async () => {
     const turn = await hold(t.gate, INJECT_IP);
     const waiting = get(t, `/v1/agents/${handle}`);

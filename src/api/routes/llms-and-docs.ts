@@ -15,7 +15,7 @@ import { DOC_NAME, readDocs, type DocFile } from '../../site/docs.ts';
 import { LlmsText, type OpenApi } from '../../site/llms.ts';
 import { sendError } from '../errors.ts';
 import { installReadLimits, notModified } from '../public-http.ts';
-import type { ReadGate } from '../read-gate.ts';
+import { CHEAP_READ, type ReadGate } from '../read-gate.ts';
 import { markPage } from '../response-headers.ts';
 import type { App } from '../types.ts';
 import { PUBLIC_TAG, publicSecurity } from './public/options.ts';
@@ -111,7 +111,7 @@ export async function llmsAndDocsRoutes(app: App, options: LlmsRouteOptions): Pr
     return answer(markPage(reply, API_REFERENCE_CSP), 'text/html; charset=utf-8', (await texts()).page);
   });
 
-  app.get('/docs/api/:asset', { schema: { hide: true } }, async function getApiReferenceAsset(request, reply) {
+  app.get('/docs/api/:asset', { schema: { hide: true }, config: CHEAP_READ }, async function getApiReferenceAsset(request, reply) {
     const name = (request.params as { asset: string }).asset;
     const loading = assets.get(name);
     if (!loading) return sendError(request, reply, errors.notFound(`no asset ${name}`, 'asset'));

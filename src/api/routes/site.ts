@@ -15,6 +15,7 @@ import { transparencyPage } from '../../site/pages/transparency.ts';
 import type { Page } from '../../site/layout.ts';
 import { sendError, useErrorPages } from '../errors.ts';
 import { installPublicHttp, notModified } from '../public-http.ts';
+import { CHEAP_READ } from '../read-gate.ts';
 import type { App } from '../types.ts';
 import type { ReadGate } from '../read-gate.ts';
 import { publicSecurity } from './public/options.ts';
@@ -103,19 +104,23 @@ export async function siteRoutes(app: App, options: SiteRouteOptions): Promise<v
     return sendPage(site, reply, guidePage(doc));
   });
 
-  app.get('/docs/images/:file', hidden('siteDocImage', {
-    params: Type.Object({ file: Type.String({ maxLength: 80 }) }),
-  }), async function siteDocImage(request, reply) {
+  app.get('/docs/images/:file', {
+    ...hidden('siteDocImage', { params: Type.Object({ file: Type.String({ maxLength: 80 }) }) }),
+    config: CHEAP_READ,
+  }, async function siteDocImage(request, reply) {
     const file = (request.params as { file: string }).file;
     const bytes = site.docs.image(file);
     if (!bytes) return sendError(request, reply, errors.notFound(`no image ${file}`, 'file'));
     return reply.type('image/png').header('cache-control', 'public, max-age=3600').send(bytes);
   });
 
-  app.get('/assets/:file', hidden('siteAsset', {
-    params: Type.Object({ file: Type.String({ maxLength: 64 }) }),
-    querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 32 })) }),
-  }), async function siteAsset(request, reply) {
+  app.get('/assets/:file', {
+    ...hidden('siteAsset', {
+      params: Type.Object({ file: Type.String({ maxLength: 64 }) }),
+      querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 32 })) }),
+    }),
+    config: CHEAP_READ,
+  }, async function siteAsset(request, reply) {
     const asset = site.assets.get((request.params as { file: string }).file);
     if (!asset) return sendError(request, reply, errors.notFound(`no asset ${(request.params as { file: string }).file}`, 'file'));
     const tag = `"${asset.version}"`;
