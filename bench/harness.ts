@@ -88,7 +88,9 @@ export const benchPath = (name: string) => fileURLToPath(new URL(name, import.me
 export function startChild(script: string, env: NodeJS.ProcessEnv, profileDir: string | null = null): Promise<ChildServer> {
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
-    env,
+    // A bench talks to loopback only: the anchoring job's calendars point at a closed local port
+    // unless the bench names its own.
+    env: { LEDGER_OTS_CALENDARS: 'http://127.0.0.1:9', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
