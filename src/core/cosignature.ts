@@ -4,14 +4,15 @@
 // big-endian T, signature), signing one and verifying one on a checkpoint note. Pure; Ed25519 is
 // injected as in note.ts, so the log (asking witnesses), `ledger verify` and the browser reuse it.
 
-import { b64Decode, b64Encode } from './base64.ts';
 import { hashesEqual, isCount, type LogResult } from './merkle.ts';
 import {
   ED25519_PUBLIC_KEY_SIZE,
   ED25519_SIGNATURE_SIZE,
+  encodeKeyOfType,
   encodeSignatureLine,
   isKeyName,
   KEY_ID_SIZE,
+  parseKeyOfType,
   parseNote,
   type Ed25519Sign,
   type Ed25519Verify,
@@ -51,32 +52,12 @@ export function cosignerKeyId(name: string, publicKey: Uint8Array): Uint8Array {
 
 /** The cosigner vkey `<name>+<8 hex key ID>+<base64(0x04 || public key)>`. */
 export function encodeCosignerVkey(name: string, publicKey: Uint8Array): LogResult<string> {
-  if (!isKeyName(name)) return fail('invalid key name');
-  if (publicKey.length !== ED25519_PUBLIC_KEY_SIZE) return fail('an Ed25519 public key is 32 bytes');
-  const material = new Uint8Array(1 + ED25519_PUBLIC_KEY_SIZE);
-  material[0] = COSIGNATURE_V1_TYPE;
-  material.set(publicKey, 1);
-  return ok(`${name}+${hex(cosignerKeyId(name, publicKey))}+${b64Encode(material)}`);
+  return encodeKeyOfType(name, publicKey, COSIGNATURE_V1_TYPE, cosignerKeyId);
 }
 
 /** Parses a cosigner vkey (type 0x04 only); a key ID that does not match the name and key is refused. */
 export function parseCosignerVkey(text: string): LogResult<Vkey> {
-  if (typeof text !== 'string') return fail('vkey must be a string');
-  // The first two '+' split the parts: names hold no '+', base64 may.
-  const first = text.indexOf('+');
-  const second = text.indexOf('+', first + 1);
-  if (first < 0 || second < 0) return fail('a vkey is name+keyid+key');
-  const [name, idHex, keyB64] = [text.slice(0, first), text.slice(first + 1, second), text.slice(second + 1)];
-  if (!isKeyName(name)) return fail('invalid key name');
-  if (!/^[0-9a-f]{8}$/.test(idHex)) return fail('key ID must be 8 lowercase hex digits');
-  const material = b64Decode(keyB64);
-  if (!material) return fail('key is not strict base64');
-  if (material[0] !== COSIGNATURE_V1_TYPE) return fail('not a cosignature/v1 key (type 0x04)');
-  if (material.length !== 1 + ED25519_PUBLIC_KEY_SIZE) return fail('an Ed25519 public key is 32 bytes');
-  const publicKey = material.slice(1);
-  const keyId = cosignerKeyId(name, publicKey);
-  if (hex(keyId) !== idHex) return fail('key ID does not match the name and key');
-  return ok({ name, keyId, publicKey });
+  return parseKeyOfType(text, COSIGNATURE_V1_TYPE, cosignerKeyId, 'not a cosignature/v1 key (type 0x04)');
 }
 
 /** Valid cosignature times: POSIX seconds, non-zero (tlog-witness forbids 0), within JS's exact integers. */

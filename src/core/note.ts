@@ -110,14 +110,28 @@ export function noteKeyId(name: string, publicKey: Uint8Array): Uint8Array {
 
 /** The vkey text `<name>+<8 hex digits of key ID>+<base64(0x01 || public key)>`. */
 export function encodeVkey(name: string, publicKey: Uint8Array): LogResult<string> {
-  if (!isKeyName(name)) return fail('invalid key name');
-  if (publicKey.length !== ED25519_PUBLIC_KEY_SIZE) return fail('an Ed25519 public key is 32 bytes');
-  const keyMaterial = concat(new Uint8Array([ED25519_NOTE_TYPE]), publicKey);
-  return ok(`${name}+${hex(noteKeyId(name, publicKey))}+${b64Encode(keyMaterial)}`);
+  return encodeKeyOfType(name, publicKey, ED25519_NOTE_TYPE, noteKeyId);
 }
 
 /** Parses an Ed25519 vkey; any other signature type, a key ID that does not match, or a stray byte is refused. */
 export function parseVkey(text: string): LogResult<Vkey> {
+  return parseKeyOfType(text, ED25519_NOTE_TYPE, noteKeyId, 'unknown key type (only Ed25519, 0x01)');
+}
+
+type KeyIdOf = (name: string, publicKey: Uint8Array) => Uint8Array;
+
+/**
+ * A vkey `<name>+<8 hex key ID>+<base64(type || Ed25519 public key)>` of one signature type: a note
+ * signer's (0x01) or a cosigner's (0x04, core/cosignature.ts), each with its own key ID rule.
+ */
+export function encodeKeyOfType(name: string, publicKey: Uint8Array, type: number, keyIdOf: KeyIdOf): LogResult<string> {
+  if (!isKeyName(name)) return fail('invalid key name');
+  if (publicKey.length !== ED25519_PUBLIC_KEY_SIZE) return fail('an Ed25519 public key is 32 bytes');
+  return ok(`${name}+${hex(keyIdOf(name, publicKey))}+${b64Encode(concat(new Uint8Array([type]), publicKey))}`);
+}
+
+/** Parses a vkey of `type`; another type (`wrongType` says so), a key ID that does not match, or a stray byte is refused. */
+export function parseKeyOfType(text: string, type: number, keyIdOf: KeyIdOf, wrongType: string): LogResult<Vkey> {
   if (typeof text !== 'string') return fail('vkey must be a string');
   // Names hold no '+', and the ID is hex: the first two '+' split the parts (base64 may hold '+').
   const first = text.indexOf('+');
@@ -128,10 +142,10 @@ export function parseVkey(text: string): LogResult<Vkey> {
   if (!/^[0-9a-f]{8}$/.test(idHex)) return fail('key ID must be 8 lowercase hex digits');
   const material = b64Decode(keyB64);
   if (!material) return fail('key is not strict base64');
-  if (material[0] !== ED25519_NOTE_TYPE) return fail('unknown key type (only Ed25519, 0x01)');
+  if (material[0] !== type) return fail(wrongType);
   if (material.length !== 1 + ED25519_PUBLIC_KEY_SIZE) return fail('an Ed25519 public key is 32 bytes');
   const publicKey = material.slice(1);
-  const keyId = noteKeyId(name, publicKey);
+  const keyId = keyIdOf(name, publicKey);
   if (hex(keyId) !== idHex) return fail('key ID does not match the name and key');
   return ok({ name, keyId, publicKey });
 }
