@@ -6,7 +6,9 @@ import {
 import type { Row } from '../rows.ts';
 import type { SqliteStore } from './store.ts';
 
-const q = () => '?';
+/** Named parameters (@p1, @p2, ...): the board version is used twice. */
+const q = (i: number) => `@p${i}`;
+const named = (values: unknown[]) => Object.fromEntries(values.map((v, i) => [`p${i + 1}`, v]));
 const INSERT = insertHeadlineSql(q);
 const bool = (b: boolean) => (b ? 1 : 0);
 
@@ -22,15 +24,15 @@ export class SqliteDirectoryStore implements DirectoryStore {
   }
 
   async page(query: BoardPageQuery): Promise<Headline[]> {
-    return (this.db.prepare(pageSql(query, q)).all(...pageParams(query)) as Row[]).map(headlineFromRow);
+    return (this.db.prepare(pageSql(query, q)).all(named(pageParams(query))) as Row[]).map(headlineFromRow);
   }
 
   async counts(filter: BoardFilter, sort: BoardSort, version: number): Promise<BoardCounts> {
-    return countsFromRow(this.db.prepare(countsSql(filter, sort, q)).get(version) as Row);
+    return countsFromRow(this.db.prepare(countsSql(filter, sort, q)).get(named([version])) as Row);
   }
 
   async staleAgents(limit: number): Promise<string[]> {
-    return this.db.prepare(staleSql(q)).pluck().all(limit) as string[];
+    return this.db.prepare(staleSql(q)).pluck().all(named([limit])) as string[];
   }
 
   async project(h: Headline): Promise<number> {
@@ -39,7 +41,7 @@ export class SqliteDirectoryStore implements DirectoryStore {
         .pluck().get(h.projectedAt) as number;
       this.db.prepare('UPDATE agent_headlines SET superseded_version = ?, superseded_at = ? WHERE agent_id = ? AND superseded_version IS NULL')
         .run(version, h.projectedAt, h.agentId);
-      this.db.prepare(INSERT).run(h.agentId, version, ...headlineValues(h, bool));
+      this.db.prepare(INSERT).run(named([h.agentId, version, ...headlineValues(h, bool)]));
       return version;
     }).immediate();
   }
