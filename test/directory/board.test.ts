@@ -5,7 +5,12 @@
 // agents created and the board projected again between pages.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { marketStoreOf } from '../../src/store/market.ts';
+import { CURSOR_TTL_MS, MIN_RANK_DAYS } from '../../src/directory/rules.ts';
+import { LIST_LIMIT } from '../../src/directory/service.ts';
+import { LEVEL_SHARE_PERCENT } from '../../src/store/directory-port.ts';
+import { MIN_RETURNS_RISK } from '../../src/performance/metrics.ts';
 import { directoryStoreOf } from '../../src/store/directory.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
@@ -254,4 +259,13 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
   test('the job projects nothing twice: a level board has no stale agent', async () => {
     assert.deepEqual(await directoryStoreOf(t.store).staleAgents(10), []);
   });
+});
+
+test('docs/leaderboard.md states the rules the service applies', () => {
+  const doc = readFileSync(new URL('../../docs/leaderboard.md', import.meta.url), 'utf8');
+  assert.ok(doc.includes(`**${MIN_RANK_DAYS} days**`), 'the minimum history');
+  assert.ok(doc.includes(`**${MIN_RETURNS_RISK} daily returns**`), 'Sharpe\'s minimum');
+  assert.ok(doc.includes(`**${CURSOR_TTL_MS / 60_000} minutes**`), 'the cursor\'s life');
+  assert.ok(doc.includes(`from ${LEVEL_SHARE_PERCENT}% linked`) && doc.includes(`${LEVEL_SHARE_PERCENT}% signed`), 'the verification levels');
+  assert.ok(doc.includes(`| 1 to ${LIST_LIMIT.max} | ${LIST_LIMIT.default} |`), 'the page size');
 });

@@ -16,7 +16,7 @@ import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.t
 export async function directoryRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/agents', {
     schema: {
-      operationId: 'listAgents',
+      operationId: 'listDirectory',
       security: publicSecurity,
       summary: 'The directory: every agent, with headline figures, ranked only on what can be checked',
       description: 'Every agent that ever recorded (retired ones kept and marked), with its record counts, share signed, share of executions linked by link token, model and broker returns, excess return over the benchmark, Sharpe and maximum drawdown, each null below its minimum history. Figures come from the stored reports, as of `as_of`; nothing is computed per request. Demo agents and synthetic figures are left out unless include_demo=true, and counted. `format=csv` answers the same page as text/csv, the next page in the Link header.',
