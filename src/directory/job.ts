@@ -1,8 +1,10 @@
 // The directory job: keeps agent_headlines (store/directory-port.ts) level with the facts. Each turn
-// asks the store for the agents whose row is missing or behind (their chain head, status or a
-// stored report moved since it was projected), optionally has their reports brought up to date
-// first (`refresh`: the performance service, which stores them), then projects each one from what
-// is stored: the chain head's counts, the first record, the link counts of the broker fill index
+// projects again the agents that recorded since the last turn (records after a sort-key mark, read
+// through the records' unique sort-key index), then sweeps the next window of agents by id for rows
+// missing or behind (a new agent, a status changed, a report stored since): at 100,000 agents a
+// sweep takes SWEEP_WINDOW-sized steps, never a pass over the board at once. An agent is projected
+// after `refresh` has its reports brought up to date (the performance service, which stores them),
+// from what is stored: the chain head's counts, the first record, the link counts of the broker fill index
 // and the stored model and broker reports (rules.ts). It also prunes rows superseded more than
 // CURSOR_TTL_MS ago. Never on the record path: a record is projected on a later turn.
 // Owns: when a row is projected and from which facts.
@@ -18,8 +20,12 @@ import type { LedgerStore } from '../store/port.ts';
 import { CURSOR_TTL_MS, headlineOf, type HeadlineFacts, type ReportFacts, type StoredReportText } from './rules.ts';
 
 export const DIRECTORY_JOB = {
-  /** Agents projected per turn. */
+  /** Agents projected per turn, at most. */
   batch: 200,
+  /** Records read per turn for the agents that recorded. */
+  records: 5_000,
+  /** Agents checked per turn by the sweep. */
+  window: 2_000,
   /** Wait between turns when every row is level; a turn that filled its batch goes again at once. */
   pollMs: 5_000,
   /** Wait after a failed turn. */
@@ -39,6 +45,10 @@ export type DirectoryJobDeps = {
 export class DirectoryJob {
   private readonly directory: DirectoryStore;
   private readonly loop: JobLoop;
+  /** The sort key of the last record whose agent was projected (null until the first turn reads the newest). */
+  private recordsMark: string | null = null;
+  /** Where the sweep goes on from (an agent id; '' from the first). */
+  private sweepAfter = '';
 
   constructor(private readonly deps: DirectoryJobDeps) {
     this.directory = directoryStoreOf(deps.store);
@@ -59,38 +69,56 @@ export class DirectoryJob {
     return this.loop.halt(3_000);
   }
 
-  /** One turn: prune, then project up to a batch of stale agents; answers the wait before the next. */
+  /** One turn: prune, the agents that recorded, then a window of the sweep; answers the wait before the next. */
   async turn(): Promise<number> {
     const batch = this.deps.batch ?? DIRECTORY_JOB.batch;
     const now = this.deps.clock.now();
     await this.directory.prune(new Date(now.getTime() - CURSOR_TTL_MS).toISOString());
-    const stale = await this.directory.staleAgents(batch);
-    for (const id of stale) {
-      if (this.loop.stopping) break;
-      await this.projectOne(id).catch((err: Error) => this.deps.log?.('warn', `directory: agent ${id} not projected: ${err.message}`));
+    this.recordsMark ??= (await this.deps.store.newestSortKey()) ?? '';
+    const recent = await this.directory.recordedAfter(this.recordsMark, DIRECTORY_JOB.records);
+    for (const id of recent.agents) await this.projectOne(id);
+    if (recent.last !== null) this.recordsMark = recent.last;
+    const { stale, last } = await this.directory.staleAgents(this.sweepAfter, DIRECTORY_JOB.window);
+    const due = stale.slice(0, batch);
+    for (const id of due) {
+      if (this.loop.stopping) return 0;
+      await this.projectOne(id);
     }
-    return stale.length >= batch ? 0 : (this.deps.pollMs ?? DIRECTORY_JOB.pollMs);
+    // A window with more than a batch goes on after the last projected; else the sweep moves on (and wraps).
+    this.sweepAfter = stale.length > batch ? due.at(-1)! : (last ?? '');
+    const busy = stale.length > batch || recent.last !== null;
+    return busy ? 0 : (this.deps.pollMs ?? DIRECTORY_JOB.pollMs);
   }
 
-  /** Projects every stale agent (tests, `ledger demo`): turns until none is left. */
-  async catchUp(): Promise<void> {
-    const batch = this.deps.batch ?? DIRECTORY_JOB.batch;
-    for (;;) {
-      const before = await this.directory.staleAgents(batch);
-      if (before.length === 0) return;
-      await this.turn();
-      const after = await this.directory.staleAgents(batch);
-      if (after.length > 0 && after.join() === before.join()) return; // these fail to project: the log says why
+  /** Sweeps the whole board until a pass finds nothing to project (tests, benchmarks); at most `passes` passes. */
+  async catchUp(passes = 5): Promise<void> {
+    for (let pass = 0; pass < passes; pass++) {
+      let projected = 0;
+      let after = '';
+      for (;;) {
+        const { stale, last } = await this.directory.staleAgents(after, DIRECTORY_JOB.window);
+        for (const id of stale) {
+          await this.projectOne(id);
+          projected++;
+        }
+        if (last === null) break;
+        after = last;
+      }
+      if (projected === 0) return;
     }
   }
 
+  /** Projects one agent; a failure is logged and the sweep comes back to it. */
   private async projectOne(agentId: string): Promise<void> {
-    const { store } = this.deps;
-    const agent = await store.findAgentById(agentId);
-    if (agent === null) return;
-    if (this.deps.refresh) await this.deps.refresh(agent).catch(() => undefined); // a provider failure leaves the stored reports as they are
-    const facts = await this.facts(agent);
-    await this.directory.project(headlineOf(facts, this.deps.clock.now()));
+    try {
+      const agent = await this.deps.store.findAgentById(agentId);
+      if (agent === null) return;
+      if (this.deps.refresh) await this.deps.refresh(agent).catch(() => undefined); // a provider failure leaves the stored reports as they are
+      const facts = await this.facts(agent);
+      await this.directory.project(headlineOf(facts, this.deps.clock.now()));
+    } catch (err) {
+      this.deps.log?.('warn', `directory: agent ${agentId} not projected: ${(err as Error).message}`);
+    }
   }
 
   private async facts(agent: Agent): Promise<HeadlineFacts> {

@@ -20,7 +20,10 @@ import { CURSOR_TTL_MS, MIN_RANK_DAYS, RANKED_SORTS, shareOf, unrankedReason, ve
 
 export const DEFAULT_SORT: BoardSort = 'excess_return';
 export const LIST_LIMIT = { default: 50, max: 200 };
-/** How long the counts of one board version and filter are reused (they cost a pass over the board). */
+/**
+ * How long the counts of one filter are reused: they cost a pass over the board's counts index, so
+ * they are counted at most this often per filter (on the board of the moment), not per request.
+ */
 const COUNTS_TTL_MS = 10_000;
 const COUNTS_KEPT = 200;
 
@@ -102,7 +105,7 @@ export class Directory {
     const version = cursor?.version ?? state.version;
     const [rows, counts] = await Promise.all([
       this.board.page({ ...q, version, after: cursor && { key: cursor.key, agentId: cursor.agentId }, limit: q.limit + 1 }),
-      this.counts(q, version),
+      this.counts(q, state.version),
     ]);
     const shown = rows.slice(0, q.limit);
     const data = this.rows(shown, q.sort, cursor);
@@ -172,7 +175,7 @@ export class Directory {
   }
 
   private counts(q: ListQuery, version: number): Promise<BoardCounts> {
-    const key = JSON.stringify([version, q.includeDemo, q.status ?? null, q.minHistoryDays ?? null, q.verified ?? null, q.signed ?? null, q.sort]);
+    const key = JSON.stringify([q.includeDemo, q.status ?? null, q.minHistoryDays ?? null, q.verified ?? null, q.signed ?? null, q.sort]);
     const now = this.now();
     const kept = this.countsMemo.get(key);
     if (kept && now - kept.at < COUNTS_TTL_MS) return kept.value;

@@ -84,8 +84,14 @@ export interface DirectoryStore {
   board(): Promise<BoardState>;
   page(q: BoardPageQuery): Promise<Headline[]>;
   counts(filter: BoardFilter, sort: BoardSort, version: number): Promise<BoardCounts>;
-  /** Agents with no current row, or whose chain head, status or stored reports moved since it was projected (oldest id first). */
-  staleAgents(limit: number): Promise<string[]>;
+  /**
+   * Of the `window` agents after `afterId` (by id), those with no current row, or whose chain head,
+   * status or stored reports moved since it was projected; `last` is the window's last id (null
+   * past the last agent). A sweep of the board a window at a time.
+   */
+  staleAgents(afterId: string, window: number): Promise<{ stale: string[]; last: string | null }>;
+  /** The agents of the records after `sortKey` (at most `limit` records, oldest first), and the last sort key read. */
+  recordedAfter(sortKey: string, limit: number): Promise<{ agents: string[]; last: string | null }>;
   /** Replaces the agent's current row; answers the board version it was written at. */
   project(h: Headline): Promise<number>;
   /** Deletes the rows superseded before `before` (an ISO instant); answers the board's pruned_through. */
@@ -143,11 +149,12 @@ export function pageParams(q: BoardPageQuery): unknown[] {
   return q.after === null ? [q.version, q.limit] : [q.version, q.after.key, q.after.agentId, q.limit];
 }
 
-/** The board's counts at version $1 under the filter. */
+/** The board's counts at version $1 under the filter (unranked: on excess_return and sharpe only); read from agent_headlines_counts alone. */
 export function countsSql(f: BoardFilter, sort: BoardSort, p: (i: number) => string): string {
   const kept = filterSql(f);
   const n = (cond: string) => `COALESCE(SUM(CASE WHEN ${cond} THEN 1 ELSE 0 END), 0)`;
-  return `SELECT COUNT(*) AS n_all, ${n(kept)} AS n_listed, ${n(`${kept} AND ${KEY_COLUMN[sort]} >= ${UNRANKED_KEY}`)} AS n_unranked,
+  const unranked = sort === 'excess_return' || sort === 'sharpe' ? n(`${kept} AND ${KEY_COLUMN[sort]} >= ${UNRANKED_KEY}`) : '0';
+  return `SELECT COUNT(*) AS n_all, ${n(kept)} AS n_listed, ${unranked} AS n_unranked,
       ${f.includeDemo ? '0' : n('demo = TRUE')} AS n_demo, ${f.includeDemo ? '0' : n('demo = FALSE AND synthetic = TRUE')} AS n_synthetic
     FROM agent_headlines WHERE ${visibleAt(p(1))}`;
 }
@@ -156,20 +163,35 @@ export function countsFromRow(r: Record<string, unknown>): BoardCounts {
   return { all: Number(r.n_all), listed: Number(r.n_listed), unranked: Number(r.n_unranked), demo: Number(r.n_demo), synthetic: Number(r.n_synthetic) };
 }
 
+/** The id ending the window of $2 agents after $1 (null when fewer remain: the window runs to the end). */
+export function windowEndSql(p: (i: number) => string): string {
+  return `SELECT id FROM agents WHERE id > ${p(1)} ORDER BY id LIMIT 1 OFFSET ${p(2)}`;
+}
+
 /**
- * Agents to project: no current row, or a current row behind the chain head, the status or a stored
- * report. $1 the limit.
+ * The agents with $1 < id <= $2 (or all after $1 when $2 is null, then the text has no $2) whose row is
+ * missing, or behind the chain head, the status or a stored report.
  */
-export function staleSql(p: (i: number) => string): string {
+export function staleSql(p: (i: number) => string, bounded: boolean): string {
   return `SELECT a.id FROM agents a
       LEFT JOIN chain_heads h ON h.agent_id = a.id
       LEFT JOIN agent_headlines d ON d.agent_id = a.id AND d.superseded_version IS NULL
       LEFT JOIN performance_reports m ON m.agent_id = a.id AND m.portfolio = 'model'
       LEFT JOIN performance_reports b ON b.agent_id = a.id AND b.portfolio = 'broker'
-    WHERE d.agent_id IS NULL OR d.records <> COALESCE(h.seq, 0) OR d.status <> a.status
-      OR COALESCE(d.model_computed_at, '') <> COALESCE(m.computed_at, '')
-      OR COALESCE(d.broker_computed_at, '') <> COALESCE(b.computed_at, '')
-    ORDER BY a.id LIMIT ${p(1)}`;
+    WHERE a.id > ${p(1)}${bounded ? ` AND a.id <= ${p(2)}` : ''}
+      AND (d.agent_id IS NULL OR d.records <> COALESCE(h.seq, 0) OR d.status <> a.status
+        OR COALESCE(d.model_computed_at, '') <> COALESCE(m.computed_at, '')
+        OR COALESCE(d.broker_computed_at, '') <> COALESCE(b.computed_at, ''))
+    ORDER BY a.id`;
+}
+
+/** The records after $1 by sort key (the append order), at most $2: their agents and sort keys. */
+export function recordedAfterSql(p: (i: number) => string): string {
+  return `SELECT agent_id, sort_key FROM records WHERE sort_key > ${p(1)} ORDER BY sort_key LIMIT ${p(2)}`;
+}
+
+export function recordedFromRows(rows: Record<string, unknown>[]): { agents: string[]; last: string | null } {
+  return { agents: [...new Set(rows.map((r) => String(r.agent_id)))], last: rows.length === 0 ? null : String(rows.at(-1)!.sort_key) };
 }
 
 /** The new row's values, in HEADLINE_COLUMNS order after agent_id and version (superseded_* are null). */

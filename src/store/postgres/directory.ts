@@ -1,7 +1,7 @@
 // The directory sub-port on PostgreSQL (store/directory-port.ts), over the PostgresStore's pool. A
 // projection holds the board row from its UPDATE to its commit, so versions commit in order.
 import {
-  boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, staleSql,
+  boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
   type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
 } from '../directory-port.ts';
 import type { Row } from '../rows.ts';
@@ -29,8 +29,15 @@ export class PostgresDirectoryStore implements DirectoryStore {
     return countsFromRow((await this.q(countsSql(filter, sort, p), [version]))[0]!);
   }
 
-  async staleAgents(limit: number): Promise<string[]> {
-    return (await this.q(staleSql(p), [limit])).map((r) => String(r.id));
+  async staleAgents(afterId: string, window: number): Promise<{ stale: string[]; last: string | null }> {
+    const [end] = await this.q(windowEndSql(p), [afterId, window - 1]);
+    const last = end === undefined ? null : String(end.id);
+    const rows = await this.q(staleSql(p, last !== null), last === null ? [afterId] : [afterId, last]);
+    return { stale: rows.map((r) => String(r.id)), last };
+  }
+
+  async recordedAfter(sortKey: string, limit: number): Promise<{ agents: string[]; last: string | null }> {
+    return recordedFromRows(await this.q(recordedAfterSql(p), [sortKey, limit]));
   }
 
   async project(h: Headline): Promise<number> {

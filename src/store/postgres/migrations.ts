@@ -461,7 +461,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // directory job (src/directory/job.ts), one current row per agent; a row replaced is kept,
   // marked superseded at the version that replaced it, for DIRECTORY_CURSOR_TTL, so a listing paged
   // from version V reads the board as it was at V (no agent skipped or repeated). k_* are the sort
-  // keys, ascending, ties by agent_id (src/directory/rules.ts). A projection, not facts: rows are
+  // keys, ascending, ties by agent_id (src/directory/rules.ts); agent_headlines_counts covers what the
+  // board's counts read, so counting is a pass over that index, not over the rows. A projection, not facts: rows are
   // replaced and pruned; rebuilt from the facts by the job (not copied by `ledger migrate`).
   // agent_headlines_board: the board's version (one more per projection), when it was last
   // projected, and the highest version whose superseded rows were pruned.
@@ -503,6 +504,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX agent_headlines_last_active ON agent_headlines (k_last_active, agent_id);
   CREATE INDEX agent_headlines_superseded ON agent_headlines (superseded_version) WHERE superseded_version IS NOT NULL;
   CREATE UNIQUE INDEX agent_headlines_current ON agent_headlines (agent_id) WHERE superseded_version IS NULL;
+  CREATE INDEX agent_headlines_counts ON agent_headlines (version, superseded_version, demo, synthetic, status, history_days,
+    decisions, signed, executions, linked, k_excess_return, k_sharpe);
   CREATE TABLE agent_headlines_board (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     version BIGINT NOT NULL,

@@ -1,6 +1,6 @@
 // The directory sub-port on SQLite (store/directory-port.ts): the same database file as the SqliteStore.
 import {
-  boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, staleSql,
+  boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
   type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
 } from '../directory-port.ts';
 import type { Row } from '../rows.ts';
@@ -31,8 +31,14 @@ export class SqliteDirectoryStore implements DirectoryStore {
     return countsFromRow(this.db.prepare(countsSql(filter, sort, q)).get(named([version])) as Row);
   }
 
-  async staleAgents(limit: number): Promise<string[]> {
-    return this.db.prepare(staleSql(q)).pluck().all(named([limit])) as string[];
+  async staleAgents(afterId: string, window: number): Promise<{ stale: string[]; last: string | null }> {
+    const end = this.db.prepare(windowEndSql(q)).pluck().get(named([afterId, window - 1])) as string | undefined;
+    const stale = this.db.prepare(staleSql(q, end !== undefined)).pluck().all(named(end === undefined ? [afterId] : [afterId, end])) as string[];
+    return { stale, last: end ?? null };
+  }
+
+  async recordedAfter(sortKey: string, limit: number): Promise<{ agents: string[]; last: string | null }> {
+    return recordedFromRows(this.db.prepare(recordedAfterSql(q)).all(named([sortKey, limit])) as Row[]);
   }
 
   async project(h: Headline): Promise<number> {
