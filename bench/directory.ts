@@ -1,5 +1,6 @@
 // The directory's benchmark: GET /v1/agents (first page, and a deep page: the page after the first
-// --deep agents, through a cursor), the /agents leaderboard page and its JSON twin, and /healthz
+// --deep agents, through a cursor; and every page up to it in turn, more pages than the directory keeps
+// built, so each is built for its request), the /agents leaderboard page and its JSON twin, and /healthz
 // (the HTTP floor), at a board of --agents agents (default 100,000) on SQLite and PostgreSQL,
 // against the real service (startServer, its directory job running) in a child process,
 // measured one after the other in the same run. Goal: p99 under 50 ms for each.
@@ -120,16 +121,16 @@ export async function seedBoard(db: BenchDatabase, n: number): Promise<number> {
   }
 }
 
-/** The cursor of the page after the first `deep` agents, walked through the service (200 a page). */
-async function deepCursor(server: ChildServer, deep: number): Promise<string> {
-  let cursor: string | null = null;
+/** The cursors of every page of 200 through the first `deep` agents, walked through the service; the last is the deep page's. */
+async function walkCursors(server: ChildServer, deep: number): Promise<string[]> {
+  const cursors: string[] = [];
   for (let seen = 0; seen < deep; seen += 200) {
-    const url: string = `${server.url}/v1/agents?limit=200${cursor ? `&cursor=${cursor}` : ''}`;
+    const url: string = `${server.url}/v1/agents?limit=200${cursors.length > 0 ? `&cursor=${cursors.at(-1)}` : ''}`;
     const page = (await (await fetch(url)).json()) as { next_cursor: string | null };
     if (page.next_cursor === null) throw new Error(`the board ends before ${deep} agents`);
-    cursor = page.next_cursor;
+    cursors.push(page.next_cursor);
   }
-  return cursor!;
+  return cursors;
 }
 
 async function measure(server: ChildServer, o: DirectoryBenchOptions, label: string, requests: Request[]): Promise<Figures> {
@@ -146,11 +147,15 @@ async function benchStore(kind: Kind, o: DirectoryBenchOptions): Promise<{ rows:
     progress(`${storeName(kind)}: seeding ${o.agents} agents`);
     const seedSeconds = await seedBoard(db, o.agents);
     server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, { LEDGER_READ_LIMIT_PER_MIN: '1000000000' }));
-    const cursor = await deepCursor(server, o.deep);
+    const cursors = await walkCursors(server, o.deep);
+    const cursor = cursors.at(-1)!;
     const json = { accept: 'application/json' };
+    // More distinct pages than the directory keeps built (256): each request of this target builds its page.
+    const rotating: Request[] = cursors.flatMap((c) => [50, 51].map((limit) => ({ method: 'GET', path: `/v1/agents?limit=${limit}&cursor=${c}`, headers: json })));
     const targets: { label: string; requests: Request[] }[] = [
       { label: '/v1/agents (first page, 50)', requests: [{ method: 'GET', path: '/v1/agents', headers: json }] },
       { label: `/v1/agents (after ${o.deep}, 50)`, requests: [{ method: 'GET', path: `/v1/agents?cursor=${cursor}`, headers: json }] },
+      { label: `/v1/agents (${rotating.length} pages in turn, none kept built)`, requests: rotating },
       { label: '/v1/agents?sort=records&status=active (first page)', requests: [{ method: 'GET', path: '/v1/agents?sort=records&status=active', headers: json }] },
       { label: '/v1/agents?format=csv (first page)', requests: [{ method: 'GET', path: '/v1/agents?format=csv' }] },
       { label: '/agents (page, 50)', requests: [{ method: 'GET', path: '/agents', headers: { accept: 'text/html' } }] },

@@ -10,7 +10,7 @@ import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText } from '../performance/csv.ts';
 import { directoryStoreOf } from '../store/directory.ts';
 import {
-  BOARD_SORTS, UNRANKED_KEY, type BoardCounts, type BoardFilter, type BoardSort, type DirectoryStore, type Headline,
+  BOARD_SORTS, UNRANKED_KEY, type BoardCounts, type BoardFilter, type BoardSort, type BoardState, type DirectoryStore, type Headline,
 } from '../store/directory-port.ts';
 import type { LedgerStore } from '../store/port.ts';
 
@@ -26,6 +26,11 @@ export const LIST_LIMIT = { default: 50, max: 200 };
  */
 const COUNTS_TTL_MS = 10_000;
 const COUNTS_KEPT = 200;
+/**
+ * Pages kept built, by board version and query: a page of a version never changes, so the popular
+ * ones (the first page of each sort) cost one read of the board's version until it is projected again.
+ */
+const PAGES_KEPT = 256;
 
 export type ListQuery = BoardFilter & { sort: BoardSort; limit: number; cursor?: string | undefined };
 
@@ -84,6 +89,7 @@ export const RANKING_RULES: DirectoryPage['rules'] = {
 export class Directory {
   private readonly board: DirectoryStore;
   private readonly countsMemo = new Map<string, { at: number; value: Promise<BoardCounts> }>();
+  private readonly built = new Map<string, DirectoryPage>();
 
   /** `baseUrl`: the API's published address (with /v1), as the other documents name their links. */
   constructor(store: LedgerStore, private readonly baseUrl: string, private readonly now: () => number = Date.now) {
@@ -103,6 +109,17 @@ export class Directory {
       }
     }
     const version = cursor?.version ?? state.version;
+    const key = JSON.stringify([version, q.sort, q.limit, q.cursor ?? null, q.includeDemo, q.status ?? null, q.minHistoryDays ?? null, q.verified ?? null, q.signed ?? null]);
+    const kept = this.built.get(key);
+    if (kept !== undefined && kept.as_of === state.projectedAt) return ok(kept);
+    const page = await this.build(q, state, cursor, version);
+    this.built.delete(key);
+    while (this.built.size >= PAGES_KEPT) this.built.delete(this.built.keys().next().value!);
+    this.built.set(key, page);
+    return ok(page);
+  }
+
+  private async build(q: ListQuery, state: BoardState, cursor: Cursor | null, version: number): Promise<DirectoryPage> {
     const [rows, counts] = await Promise.all([
       this.board.page({ ...q, version, after: cursor && { key: cursor.key, agentId: cursor.agentId }, limit: q.limit + 1 }),
       this.counts(q, state.version),
@@ -114,7 +131,7 @@ export class Directory {
     const nextCursor = hasMore ? cursorText({
       version, sort: q.sort, key: last.keys[q.sort], agentId: last.agentId, position: (cursor?.position ?? 0) + shown.length, rank: data.at(-1)?.rank ?? null,
     }) : null;
-    return ok({
+    return {
       object: 'list',
       url: '/v1/agents',
       sort: q.sort,
@@ -126,7 +143,7 @@ export class Directory {
       has_more: hasMore,
       next_cursor: nextCursor,
       next: nextCursor === null ? null : `${this.baseUrl}/agents?${listParams(q, nextCursor).toString()}`,
-    });
+    };
   }
 
   /** The rows with their ranks: on a ranked sort, 1 + the ranked rows listed before with a better value. */

@@ -49,6 +49,15 @@ export class Site {
     return layout(this.frame, page);
   }
 
+  private readonly renderedFor = new WeakMap<object, string>();
+
+  /** A page rendered once per `source`: a use case's answer that never changes (a built page of the directory). */
+  renderOnce(source: object, page: () => Page): string {
+    let text = this.renderedFor.get(source);
+    if (text === undefined) this.renderedFor.set(source, (text = this.render(page())));
+    return text;
+  }
+
   /**
    * An error as an HTML page, for a person's browser on a site path; null when the 2.7 JSON body
    * is the answer (the interface's paths, or a client that does not ask for HTML).

@@ -24,7 +24,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 const daysFromNow = (n: number) => new Date(Date.now() + n * DAY).toISOString().slice(0, 10);
 
 /** A stored model report as performance/service.ts stores one, holding only what the directory reads. */
-function reportText(o: { excess: string | null; cumulative?: string; sharpe?: string | null; synthetic?: boolean; asOf: string }) {
+function reportText(o: { excess: string | null; cumulative?: string; sharpe?: string | null; synthetic?: boolean; asOf: string; points?: number }) {
   const metric = (v: string | null) => (v === null ? { value: null, reason: 'not enough history' } : { value: v });
   return JSON.stringify({
     published: {
@@ -34,7 +34,8 @@ function reportText(o: { excess: string | null; cumulative?: string; sharpe?: st
       as_of: o.asOf,
       start_value: '100000.00',
       inception: today(),
-      series: [{ date: today(), value: '100000.00' }, { date: o.asOf, value: '105000.00' }],
+      series: o.points === undefined ? [{ date: today(), value: '100000.00' }, { date: o.asOf, value: '105000.00' }]
+        : Array.from({ length: o.points }, (_, i) => ({ date: o.asOf, value: (100_000 + i * 1234.5678).toFixed(2) })),
     },
   });
 }
@@ -255,6 +256,16 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
     // The current board is whole after the prune.
     // (a filter not asked for before: counts are reused for 10 s per filter)
     assert.equal((await get(t, '/v1/agents?limit=200&signed=false&verified=false')).body.counts.agents, (await t.store.listAgents()).length);
+  });
+
+  test('bounded: the largest row (a 120-character display name of 4-byte characters, a full curve) is under 2 KB, so 200 fit in 512 KiB', async () => {
+    await agent('romeo-bot', { displayName: '𝕏'.repeat(120) });
+    await report('romeo-bot', { excess: '-0.123456', cumulative: '-0.987654', sharpe: '-1.2345', asOf: daysFromNow(400), points: 500 });
+    await t.directoryJob.catchUp();
+    const romeo = (await get(t, '/v1/agents?limit=200&sort=newest')).body.data.find((r) => r.handle === 'romeo-bot')!;
+    assert.ok(romeo, 'listed');
+    assert.equal((romeo.curve as number[]).length, 32);
+    assert.ok(Buffer.byteLength(JSON.stringify(romeo)) < 2048, `${Buffer.byteLength(JSON.stringify(romeo))} bytes`);
   });
 
   test('the job projects nothing twice: a level board has no stale agent', async () => {

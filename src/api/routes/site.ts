@@ -94,7 +94,9 @@ export async function siteRoutes(app: App, options: SiteRouteOptions): Promise<v
       verified: view.verified ?? undefined, signed: view.signed ?? undefined, includeDemo: view.includeDemo,
     });
     if (!page.ok) return sendError(request, reply, page.error);
-    return sendPage(site, reply, leaderboardPage({ page: page.value, view }));
+    // The directory keeps its built pages; the HTML of each is rendered once (the view is its query).
+    const text = site.renderOnce(page.value, () => leaderboardPage({ page: page.value, view }));
+    return reply.type('text/html; charset=utf-8').header('cache-control', PAGE_CACHE).send(text);
   });
 
   app.get('/agents/:handle', hidden('siteAgent', {

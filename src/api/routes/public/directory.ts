@@ -1,6 +1,7 @@
 // GET /v1/agents: the directory of every agent with its headline figures, filtered, sorted and
 // paged (src/directory/service.ts; docs/leaderboard.md). Public, behind the read gate and limits
-// like every public read; a page is at most 200 rows of about 1 KB each.
+// like every public read. Bounded: at most 200 rows, each about 1 KB and at most about 2 KB (a
+// 120-character display name, 32 curve points, fixed-width figures), so a page stays under 512 KiB.
 import type { FastifyReply } from 'fastify';
 import type { AgentStatus } from '../../../domain/types.ts';
 import { directoryCsv } from '../../../directory/service.ts';
