@@ -9,7 +9,7 @@
 // top. Type-only imports count (tsPreCompilationDeps), so a type cannot smuggle a cycle in.
 //
 
-const WINGS = '^src/(log|witness|anchor|brokers|market|performance|site|client|mcp|verify|webhooks)/';
+const WINGS = '^src/(log|witness|anchor|brokers|market|performance|site|client|mcp|verify|webhooks|directory)/';
 const PROJECT = '^(src|bin|test|sim|bench|scripts|examples)/';
 const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
 

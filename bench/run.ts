@@ -37,6 +37,13 @@ const SUITES: Record<string, Suite> = {
       return m.siteBench(m.siteOptions(args));
     },
   },
+  directory: {
+    usage: '[--agents 100000] [--deep 50000] [--duration 10] [--warmup 2] [--connections 4] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./directory.ts');
+      return m.directoryBench(m.directoryOptions(args));
+    },
+  },
   pricing: {
     usage: '[--records 100000] [--repeats 50] [--no-postgres]',
     run: async (args) => {

@@ -80,6 +80,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   });
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
   pricing.start();
+  ledger.directoryJob.start();
   ledger.app.log.info(`market data: ${market.market.description}`);
   const webhookLog = (level: 'info' | 'warn' | 'error', message: string) => ledger.app.log[level](message);
   const webhooks = startDeliverer({ store, config: config.webhooks, keyring, baseUrl: config.baseUrl, log: webhookLog });
@@ -87,6 +88,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const stop = () => (stopping ??= (async () => {
     await brokerSync.stop();
     await pricing.stop();
+    await ledger.directoryJob.stop();
     await ledger.close();
     await webhooks.stop();
     await metrics?.close();

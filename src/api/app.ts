@@ -40,6 +40,8 @@ import { brokerRoutes } from './routes/brokers.ts';
 import { LogReads } from '../log/reads.ts';
 import { AnchorReads } from '../anchor/reads.ts';
 import { performanceOf, type PerformanceService } from '../performance/service.ts';
+import { Directory } from '../directory/service.ts';
+import { DirectoryJob } from '../directory/job.ts';
 import { DEFAULT_SYNTHETIC_SEED, selectMarketData } from '../market/select.ts';
 import { NoMarketData } from '../market/none.ts';
 import type { MarketData } from '../market/port.ts';
@@ -94,6 +96,8 @@ export type LedgerApp = {
   metrics: Metrics | null;
   /** The bound on public reads at once (read-gate.ts). */
   gate: ReadGate;
+  /** Keeps the directory's board level with the stored reports (directory/job.ts); the server starts it. */
+  directoryJob: DirectoryJob;
   close: () => Promise<void>;
 };
 
@@ -172,10 +176,19 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   const gate = new ReadGate(config.readBounds);
   metrics?.watchReadGate(gate);
   const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
-  await app.register(publicRoutes, { reads, ...readLimits, clock, log, anchors, prices: observationReads(store), performance });
+  const directory = new Directory(store, config.baseUrl, () => clock.now().getTime());
+  const directoryJob = new DirectoryJob({
+    store, clock, log: (level, message) => app.log[level](message),
+    refresh: async (agent) => {
+      await performance.report(agent, 'model');
+      await performance.report(agent, 'broker');
+    },
+  });
+  await app.register(publicRoutes, { reads, ...readLimits, clock, log, anchors, prices: observationReads(store), performance, directory });
   const site = new Site({
     reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl,
     profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
+    directory,
   });
   await app.register(siteRoutes, { site, ...readLimits });
   const keyring = deps.keyring ?? keyringLoader(config.brokers, (level, message, fields) => app.log[level](fields ?? {}, message), store);
@@ -200,6 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     brokers,
     metrics,
     gate,
+    directoryJob,
     close: async () => {
       closing = true;
       await closeGracefully(app);

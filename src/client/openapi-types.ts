@@ -147,6 +147,26 @@ export interface paths {
         patch: operations["patchProof"];
         trace?: never;
     };
+    "/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The directory: every agent, with headline figures, ranked only on what can be checked
+         * @description Every agent that ever recorded (retired ones kept and marked), with its record counts, share signed, share of executions linked by link token, model and broker returns, excess return over the benchmark, Sharpe and maximum drawdown, each null below its minimum history. Figures come from the stored reports, as of `as_of`; nothing is computed per request. Demo agents and synthetic figures are left out unless include_demo=true, and counted. `format=csv` answers the same page as text/csv, the next page in the Link header.
+         */
+        get: operations["listDirectory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{handle}": {
         parameters: {
             query?: never;
@@ -1934,6 +1954,320 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listDirectory: {
+        parameters: {
+            query: {
+                /** @description excess_return (default) and sharpe rank, best first, the unranked after; records (most first), newest (latest registered first) and last_active (latest record first) only order. Ties: oldest registration first. */
+                sort: "excess_return" | "sharpe" | "records" | "newest" | "last_active";
+                /** @description Agents per page, at most 200, default 50. */
+                limit: number;
+                /** @description Opaque: next_cursor of the previous page, with the same sort and filters. It pins the board of the first page, so no agent is skipped or repeated while you page; it expires 15 minutes after the board it pins was replaced. */
+                cursor?: string;
+                /** @description Only agents in this status. Retired agents are listed unless another status is asked for. */
+                status?: "active" | "paused" | "retired";
+                /** @description Only agents with at least this many days from their first record to their report's last valued day. */
+                min_history_days?: number;
+                /** @description true: only broker-verified agents (at least 90% of their executions linked to a decision by link token); false: only the others. */
+                verified?: boolean;
+                /** @description true: only agents who signed at least 90% of their decisions; false: only the others. */
+                signed?: boolean;
+                /** @description Include demo agents and agents whose figures come from synthetic prices (default false: left out and counted under counts.excluded). They never rank. */
+                include_demo: boolean;
+                /** @description `csv`: the page's rows as text/csv, columns rank, unranked_reason, handle, display_name, status, demo, synthetic, verification, records, first_record_at, last_record_at, history_days, signed_share, linked_share, model_return, broker_return, excess_return, benchmark, sharpe, max_drawdown, figures_as_of, profile_url (every field of data but curve); the next page is in the Link header (rel="next"). */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the directory: every agent that ever recorded, retired ones included, with headline figures from its stored reports. docs/leaderboard.md states the rules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "url": "/v1/agents",
+                     *       "sort": "excess_return",
+                     *       "as_of": "2026-03-02T10:00:00.000Z",
+                     *       "board_version": 42,
+                     *       "rules": {
+                     *         "min_history_days": 90,
+                     *         "sharpe_min_daily_returns": 252,
+                     *         "ties": "equal values share a rank; tied agents are listed oldest registration first",
+                     *         "unranked": "agents without the figure, below the minimum history, demo or priced synthetically have no rank and are listed after the ranked ones",
+                     *         "excluded_by_default": "demo agents and agents whose figures come from synthetic prices, unless include_demo=true; retired agents are always listed"
+                     *       },
+                     *       "counts": {
+                     *         "agents": 3,
+                     *         "listed": 1,
+                     *         "unranked": 0,
+                     *         "excluded": {
+                     *           "demo": 2,
+                     *           "synthetic": 0
+                     *         }
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "rank": 1,
+                     *           "unranked_reason": null,
+                     *           "handle": "momentum-bot",
+                     *           "display_name": "Momentum bot",
+                     *           "status": "active",
+                     *           "demo": false,
+                     *           "synthetic": false,
+                     *           "verification": "broker_verified",
+                     *           "records": 412,
+                     *           "first_record_at": "2025-06-02T14:30:00.000Z",
+                     *           "last_record_at": "2026-03-01T20:00:00.000Z",
+                     *           "history_days": 271,
+                     *           "signed_share": "1.0000",
+                     *           "linked_share": "0.9500",
+                     *           "model_return": "0.1240",
+                     *           "broker_return": "0.1180",
+                     *           "excess_return": "0.0310",
+                     *           "benchmark": "SPY",
+                     *           "sharpe": "1.1200",
+                     *           "max_drawdown": "-0.0840",
+                     *           "figures_as_of": "2026-02-27",
+                     *           "curve": [
+                     *             1,
+                     *             1.02,
+                     *             0.98,
+                     *             1.124
+                     *           ],
+                     *           "profile_url": "https://ledger.example/v1/agents/momentum-bot"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null,
+                     *       "next": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        /** @enum {string} */
+                        url: "/v1/agents";
+                        /** @enum {string} */
+                        sort: "excess_return" | "sharpe" | "records" | "newest" | "last_active";
+                        as_of: string | null;
+                        /** @description The board version this listing reads (pinned by the cursor). */
+                        board_version: number;
+                        rules: {
+                            min_history_days: number;
+                            sharpe_min_daily_returns: number;
+                            ties: string;
+                            unranked: string;
+                            excluded_by_default: string;
+                        };
+                        counts: {
+                            /** @description Every agent on the board. */
+                            agents: number;
+                            /** @description Those the filters keep. */
+                            listed: number;
+                            /** @description Of those, on a ranking sort, how many have no rank. */
+                            unranked: number;
+                            /** @description Left out by default, and why. */
+                            excluded: {
+                                demo: number;
+                                synthetic: number;
+                            };
+                        };
+                        data: {
+                            rank: number | null;
+                            unranked_reason: string | null;
+                            handle: string;
+                            display_name: string | null;
+                            /** @enum {string} */
+                            status: "active" | "paused" | "retired";
+                            demo: boolean;
+                            /** @description True when any price behind its figures is synthetic. */
+                            synthetic: boolean;
+                            /**
+                             * @description broker_verified: at least 90% of executions linked by link token; signed: at least 90% of decisions signed; else self_reported.
+                             * @enum {string}
+                             */
+                            verification: "broker_verified" | "signed" | "self_reported";
+                            /** @description Records in its chain when projected. */
+                            records: number;
+                            first_record_at: string | null;
+                            last_record_at: string | null;
+                            history_days: number | null;
+                            signed_share: string | null;
+                            linked_share: string | null;
+                            model_return: string | null;
+                            broker_return: string | null;
+                            excess_return: string | null;
+                            benchmark: string | null;
+                            sharpe: string | null;
+                            max_drawdown: string | null;
+                            figures_as_of: string | null;
+                            /** @description The model portfolio's value over its start value, at most 32 points from the first record on. */
+                            curve: number[];
+                            /** Format: uri */
+                            profile_url: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                        next: string | null;
+                    };
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "url": "/v1/agents",
+                     *       "sort": "excess_return",
+                     *       "as_of": "2026-03-02T10:00:00.000Z",
+                     *       "board_version": 42,
+                     *       "rules": {
+                     *         "min_history_days": 90,
+                     *         "sharpe_min_daily_returns": 252,
+                     *         "ties": "equal values share a rank; tied agents are listed oldest registration first",
+                     *         "unranked": "agents without the figure, below the minimum history, demo or priced synthetically have no rank and are listed after the ranked ones",
+                     *         "excluded_by_default": "demo agents and agents whose figures come from synthetic prices, unless include_demo=true; retired agents are always listed"
+                     *       },
+                     *       "counts": {
+                     *         "agents": 3,
+                     *         "listed": 1,
+                     *         "unranked": 0,
+                     *         "excluded": {
+                     *           "demo": 2,
+                     *           "synthetic": 0
+                     *         }
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "rank": 1,
+                     *           "unranked_reason": null,
+                     *           "handle": "momentum-bot",
+                     *           "display_name": "Momentum bot",
+                     *           "status": "active",
+                     *           "demo": false,
+                     *           "synthetic": false,
+                     *           "verification": "broker_verified",
+                     *           "records": 412,
+                     *           "first_record_at": "2025-06-02T14:30:00.000Z",
+                     *           "last_record_at": "2026-03-01T20:00:00.000Z",
+                     *           "history_days": 271,
+                     *           "signed_share": "1.0000",
+                     *           "linked_share": "0.9500",
+                     *           "model_return": "0.1240",
+                     *           "broker_return": "0.1180",
+                     *           "excess_return": "0.0310",
+                     *           "benchmark": "SPY",
+                     *           "sharpe": "1.1200",
+                     *           "max_drawdown": "-0.0840",
+                     *           "figures_as_of": "2026-02-27",
+                     *           "curve": [
+                     *             1,
+                     *             1.02,
+                     *             0.98,
+                     *             1.124
+                     *           ],
+                     *           "profile_url": "https://ledger.example/v1/agents/momentum-bot"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null,
+                     *       "next": null
+                     *     }
+                     */
+                    "text/csv": {
+                        /** @enum {string} */
+                        object: "list";
+                        /** @enum {string} */
+                        url: "/v1/agents";
+                        /** @enum {string} */
+                        sort: "excess_return" | "sharpe" | "records" | "newest" | "last_active";
+                        as_of: string | null;
+                        /** @description The board version this listing reads (pinned by the cursor). */
+                        board_version: number;
+                        rules: {
+                            min_history_days: number;
+                            sharpe_min_daily_returns: number;
+                            ties: string;
+                            unranked: string;
+                            excluded_by_default: string;
+                        };
+                        counts: {
+                            /** @description Every agent on the board. */
+                            agents: number;
+                            /** @description Those the filters keep. */
+                            listed: number;
+                            /** @description Of those, on a ranking sort, how many have no rank. */
+                            unranked: number;
+                            /** @description Left out by default, and why. */
+                            excluded: {
+                                demo: number;
+                                synthetic: number;
+                            };
+                        };
+                        data: {
+                            rank: number | null;
+                            unranked_reason: string | null;
+                            handle: string;
+                            display_name: string | null;
+                            /** @enum {string} */
+                            status: "active" | "paused" | "retired";
+                            demo: boolean;
+                            /** @description True when any price behind its figures is synthetic. */
+                            synthetic: boolean;
+                            /**
+                             * @description broker_verified: at least 90% of executions linked by link token; signed: at least 90% of decisions signed; else self_reported.
+                             * @enum {string}
+                             */
+                            verification: "broker_verified" | "signed" | "self_reported";
+                            /** @description Records in its chain when projected. */
+                            records: number;
+                            first_record_at: string | null;
+                            last_record_at: string | null;
+                            history_days: number | null;
+                            signed_share: string | null;
+                            linked_share: string | null;
+                            model_return: string | null;
+                            broker_return: string | null;
+                            excess_return: string | null;
+                            benchmark: string | null;
+                            sharpe: string | null;
+                            max_drawdown: string | null;
+                            figures_as_of: string | null;
+                            /** @description The model portfolio's value over its start value, at most 32 points from the first record on. */
+                            curve: number[];
+                            /** Format: uri */
+                            profile_url: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/csv": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                    "text/csv": components["schemas"]["ErrorBody"];
                 };
             };
         };

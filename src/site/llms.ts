@@ -193,6 +193,7 @@ export class LlmsText {
       `- [API reference](${this.site('/docs/api')}): the OpenAPI document rendered for reading`,
       `- [Transparency](${this.api('/v1/transparency')}): every agent's chain head to pin, and what each guarantee covers`,
       `- [Ledger](${this.api('/v1/ledger')}): the newest records of every agent, newest first`,
+      `- [Directory](${this.api('/v1/agents')}): every agent that ever recorded, with its figures from the stored reports, ranked only above the minimum history (docs/leaderboard.md)`,
       '',
       '## Optional',
       '',

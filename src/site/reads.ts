@@ -10,6 +10,7 @@ import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';
 import type { ObservationReads } from '../market/observations.ts';
 import type { LedgerStore } from '../store/port.ts';
+import type { Directory, ListQuery } from '../directory/service.ts';
 import { siteStoreOf } from '../store/site.ts';
 import type { SiteStore } from '../store/site-port.ts';
 import type { StoredRecord } from '../domain/types.ts';
@@ -39,7 +40,11 @@ type Summary = {
 export type SiteDeps = {
   reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; store: LedgerStore; clock: Clock;
   profileSections?: Parameters<PublicReads['profile']>[1];
+  directory: Directory;
 };
+
+/** Agents per page of the leaderboard (the JSON twin allows up to 200). */
+export const BOARD_PAGE = 50;
 
 export class SiteReads {
   private readonly site: SiteStore;
@@ -88,6 +93,11 @@ export class SiteReads {
     const needle = q.trim().toLowerCase();
     const matching = needle === '' ? heads : heads.filter((h) => h.agent.includes(needle));
     return { q: needle, total: matching.length, heads: matching.slice(0, HEADS_SHOWN) as HeadRow[] };
+  }
+
+  /** `/agents` without a search: a page of the leaderboard (the GET /v1/agents use case). */
+  board(q: Omit<ListQuery, 'limit'>) {
+    return this.deps.directory.list({ ...q, limit: BOARD_PAGE });
   }
 
   /** `/agents/<handle>`: the profile and a page of its decision timeline, newest first. */

@@ -10,6 +10,7 @@ import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';
 import type { ObservationReads } from '../market/observations.ts';
 import type { LedgerStore } from '../store/port.ts';
+import type { Directory } from '../directory/service.ts';
 import { Assets } from './assets.ts';
 import { DocPages } from './doc-pages.ts';
 import { layout, type Frame, type Page } from './layout.ts';
@@ -26,6 +27,8 @@ export type SiteOptions = {
   siteUrl: string;
   baseUrl: string;
   profileSections?: SiteDeps['profileSections'];
+  /** The directory GET /v1/agents reads: the leaderboard at /agents. */
+  directory: Directory;
 };
 
 /** Paths that belong to the JSON interface or to machines: their errors stay in the 2.7 body. */
@@ -44,6 +47,15 @@ export class Site {
 
   render(page: Page): string {
     return layout(this.frame, page);
+  }
+
+  private readonly renderedFor = new WeakMap<object, string>();
+
+  /** A page rendered once per `source`: a use case's answer that never changes (a built page of the directory). */
+  renderOnce(source: object, page: () => Page): string {
+    let text = this.renderedFor.get(source);
+    if (text === undefined) this.renderedFor.set(source, (text = this.render(page())));
+    return text;
   }
 
   /**

@@ -51,8 +51,11 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'webhook_attempts' },
 ];
 
-/** SQLite tables that are not ledger data: each store keeps its own. */
-export const NOT_COPIED: readonly string[] = ['schema_migrations'];
+/**
+ * SQLite tables that are not ledger data: each store keeps its own. The directory's board is a
+ * projection of the tables copied: the directory job on the target projects it anew.
+ */
+export const NOT_COPIED: readonly string[] = ['schema_migrations', 'agent_headlines', 'agent_headlines_board'];
 
 export type CopyProgress = (table: string, copied: number, total: number) => void;
 export type TableReport = { table: string; rows: number; digest: string };

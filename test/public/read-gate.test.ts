@@ -46,8 +46,8 @@ await forEachStore('the read gate', (kind) => {
   /** One URL of each kind of public read: the API, the site, badges, the texts, the OpenAPI document. */
   const reads = () => [
     `/v1/agents/${handle}`, `/v1/agents/${handle}/chain`, `/v1/proof/${recordId}`, '/v1/ledger', `/v1/export?agent=${handle}`,
-    `/v1/agents/${handle}/performance/outcomes?limit=500&format=csv`, '/v1/transparency',
-    '/', `/agents/${handle}`, `/badge/${handle}.svg`, '/llms.txt', '/llms-full.txt', '/v1/openapi.json',
+    `/v1/agents/${handle}/performance/outcomes?limit=500&format=csv`, '/v1/transparency', '/v1/agents', '/v1/agents?format=csv&sort=records',
+    '/', '/agents', `/agents/${handle}`, `/badge/${handle}.svg`, '/llms.txt', '/llms-full.txt', '/v1/openapi.json',
   ];
 
   test('past its own bound a client waits, then gets 429 rate_limit_exceeded with Retry-After, on every public read', async () => {

@@ -34,6 +34,8 @@ export const PAGES: PageCase[] = [
   { name: 'home', path: () => '/', expect: (f) => ['The decision ledger', 'Newest records', f.handle, 'Latest anchored checkpoint', '840000'] },
   { name: 'home-demo', path: () => '/?include_demo=true', expect: () => ["Demo agents' records are shown", 'Hide them'] },
   { name: 'agents', path: () => '/agents?q=bot', expect: (f) => [f.handle, f.demoHandle] },
+  { name: 'leaderboard', path: () => '/agents', expect: (f) => ['How this board ranks', 'No rank below 90 days', 'Left out: 1 demo agent', f.handle, f.hostileHandle, 'self-reported', 'no curve yet', 'Excess return'] },
+  { name: 'leaderboard-demo', path: () => '/agents?include_demo=true&sort=records', expect: (f) => ['The board, by records', f.demoHandle, 'demo', '3 of 3 agents listed'] },
   { name: 'agent', path: (f) => `/agents/${f.handle}`, expect: () => ['Momentum Bot', 'Decisions', 'linked by link token', 'inferred link', 'agent-signed', 'production <signer>', 'style=return', 'style=verified', 'style=record', 'No performance yet'] },
   { name: 'agent-hostile', path: (f) => `/agents/${f.hostileHandle}`, expect: () => [HOSTILE.displayName, HOSTILE.thesis] },
   { name: 'agent-demo', path: (f) => `/agents/${f.demoHandle}`, expect: () => ['demo agent'] },

@@ -107,6 +107,7 @@ async function build(store: LedgerStore, sim: AlpacaSim, built: (l: LedgerApp) =
   const inferred = executions.find((r) => linkOf(r)?.method === 'inferred' && linkOf(r)?.decision_id === spy.id);
   assert.ok(linked && inferred, 'the sync linked fills by token and by inference');
 
+  await ledger.directoryJob.catchUp(); // the leaderboard (/agents) lists what the job projected
   await ledger.app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(ledger.app.server.address() as AddressInfo).port}`;
   return {

@@ -10,6 +10,10 @@ import type { Site } from '../../site/site.ts';
 import { agentPage } from '../../site/pages/agent.ts';
 import { docsIndexPage, guidePage } from '../../site/pages/docs.ts';
 import { agentsPage, homePage } from '../../site/pages/home.ts';
+import { leaderboardPage, type BoardView } from '../../site/pages/leaderboard.ts';
+import { AGENT_STATUSES, type AgentStatus } from '../../domain/types.ts';
+import { BOARD_SORTS, type BoardSort } from '../../directory/service.ts';
+import { stringEnum } from '../schemas.ts';
 import { recordPage } from '../../site/pages/record.ts';
 import { transparencyPage } from '../../site/pages/transparency.ts';
 import type { Page } from '../../site/layout.ts';
@@ -52,15 +56,47 @@ export async function siteRoutes(app: App, options: SiteRouteOptions): Promise<v
   });
 
   app.get('/agents', hidden('siteAgents', {
-    querystring: Type.Object({ q: Type.Optional(Type.String({ maxLength: 64 })) }),
+    querystring: Type.Object({
+      q: Type.Optional(Type.String({ maxLength: 64 })),
+      sort: Type.Optional(stringEnum(BOARD_SORTS)),
+      // The filter form sends every field, empty when not set.
+      status: Type.Optional(stringEnum(['', ...AGENT_STATUSES] as const)),
+      min_history_days: Type.Optional(Type.String({ pattern: '^(|0|[1-9][0-9]{0,4})$' })),
+      verified: Type.Optional(Type.Boolean()),
+      signed: Type.Optional(Type.Boolean()),
+      include_demo: Type.Boolean({ default: false }),
+      cursor: Type.Optional(Type.String({ maxLength: 300 })),
+    }),
   }), async function siteAgents(request, reply) {
-    const q = (request.query as { q?: string }).q ?? '';
-    const found = await site.reads.agents(q);
-    // A search that names one agent exactly goes to its page.
-    if (found.heads.length > 0 && found.heads.some((h) => h.agent === found.q)) {
-      return reply.redirect(`/agents/${encodeURIComponent(found.q)}`, 303);
+    const query = request.query as {
+      q?: string; sort?: BoardSort; status?: AgentStatus | ''; min_history_days?: string; verified?: boolean; signed?: boolean; include_demo: boolean; cursor?: string;
+    };
+    const q = query.q ?? '';
+    if (q.trim() !== '') {
+      const found = await site.reads.agents(q);
+      // A search that names one agent exactly goes to its page.
+      if (found.heads.length > 0 && found.heads.some((h) => h.agent === found.q)) {
+        return reply.redirect(`/agents/${encodeURIComponent(found.q)}`, 303);
+      }
+      return sendPage(site, reply, agentsPage(found));
     }
-    return sendPage(site, reply, agentsPage(found));
+    const view: BoardView = {
+      sort: query.sort ?? 'excess_return',
+      status: query.status || null,
+      minHistoryDays: query.min_history_days ? Number(query.min_history_days) : null,
+      verified: query.verified ?? null,
+      signed: query.signed ?? null,
+      includeDemo: query.include_demo,
+      cursor: query.cursor ?? null,
+    };
+    const page = await site.reads.board({
+      sort: view.sort, cursor: view.cursor ?? undefined, status: (view.status ?? undefined) as AgentStatus | undefined, minHistoryDays: view.minHistoryDays ?? undefined,
+      verified: view.verified ?? undefined, signed: view.signed ?? undefined, includeDemo: view.includeDemo,
+    });
+    if (!page.ok) return sendError(request, reply, page.error);
+    // The directory keeps its built pages; the HTML of each is rendered once (the view is its query).
+    const text = site.renderOnce(page.value, () => leaderboardPage({ page: page.value, view }));
+    return reply.type('text/html; charset=utf-8').header('cache-control', PAGE_CACHE).send(text);
   });
 
   app.get('/agents/:handle', hidden('siteAgent', {

@@ -453,6 +453,64 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER corporate_actions_no_delete BEFORE DELETE ON corporate_actions
     BEGIN SELECT RAISE(ABORT, 'corporate_actions_are_append_only'); END;
   `,
+  // The directory (issue 29): agent_headlines, a projection of each agent's headline figures (its
+  // chain head's counts, its link counts and its stored model and broker reports) written by the
+  // directory job (src/directory/job.ts), one current row per agent; a row replaced is kept,
+  // marked superseded at the version that replaced it, for DIRECTORY_CURSOR_TTL, so a listing paged
+  // from version V reads the board as it was at V (no agent skipped or repeated). k_* are the sort
+  // keys, ascending, ties by agent_id (src/directory/rules.ts); agent_headlines_counts covers what the
+  // board's counts read, so counting is a pass over that index, not over the rows. A projection, not facts: rows are
+  // replaced and pruned; rebuilt from the facts by the job (not copied by `ledger migrate`).
+  // agent_headlines_board: the board's version (one more per projection), when it was last
+  // projected, and the highest version whose superseded rows were pruned.
+  `
+  CREATE TABLE agent_headlines (
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    version INTEGER NOT NULL,
+    superseded_version INTEGER,
+    superseded_at TEXT,
+    projected_at TEXT NOT NULL,
+    handle TEXT NOT NULL,
+    display_name TEXT,
+    status TEXT NOT NULL,
+    demo INTEGER NOT NULL,
+    synthetic INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    records INTEGER NOT NULL,
+    decisions INTEGER NOT NULL,
+    executions INTEGER NOT NULL,
+    signed INTEGER NOT NULL,
+    linked INTEGER NOT NULL,
+    first_record_at TEXT,
+    last_record_at TEXT,
+    history_days INTEGER,
+    figures TEXT NOT NULL,
+    model_computed_at TEXT,
+    broker_computed_at TEXT,
+    k_excess_return REAL NOT NULL,
+    k_sharpe REAL NOT NULL,
+    k_records REAL NOT NULL,
+    k_newest REAL NOT NULL,
+    k_last_active REAL NOT NULL,
+    PRIMARY KEY (agent_id, version)
+  );
+  CREATE INDEX agent_headlines_excess ON agent_headlines (k_excess_return, agent_id);
+  CREATE INDEX agent_headlines_sharpe ON agent_headlines (k_sharpe, agent_id);
+  CREATE INDEX agent_headlines_records ON agent_headlines (k_records, agent_id);
+  CREATE INDEX agent_headlines_newest ON agent_headlines (k_newest, agent_id);
+  CREATE INDEX agent_headlines_last_active ON agent_headlines (k_last_active, agent_id);
+  CREATE INDEX agent_headlines_superseded ON agent_headlines (superseded_version) WHERE superseded_version IS NOT NULL;
+  CREATE UNIQUE INDEX agent_headlines_current ON agent_headlines (agent_id) WHERE superseded_version IS NULL;
+  CREATE INDEX agent_headlines_counts ON agent_headlines (version, superseded_version, demo, synthetic, status, history_days,
+    decisions, signed, executions, linked, k_excess_return, k_sharpe);
+  CREATE TABLE agent_headlines_board (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL,
+    projected_at TEXT,
+    pruned_through INTEGER NOT NULL
+  );
+  INSERT INTO agent_headlines_board (id, version, projected_at, pruned_through) VALUES (1, 0, NULL, 0);
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */

@@ -4,6 +4,7 @@ import { installPublicHttp } from '../../public-http.ts';
 import type { App } from '../../types.ts';
 import { agentRoutes } from './agents.ts';
 import { chainRoutes } from './chain.ts';
+import { directoryRoutes } from './directory.ts';
 import { exportRoutes } from './export.ts';
 import { ledgerRoutes } from './ledger.ts';
 import { logRoutes } from './log.ts';
@@ -15,7 +16,7 @@ import { transparencyRoutes } from './transparency.ts';
 
 export async function publicRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   await installPublicHttp(app, options);
-  for (const routes of [agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes, logRoutes, anchorRoutes, performanceRoutes]) {
+  for (const routes of [directoryRoutes, agentRoutes, chainRoutes, proofRoutes, ledgerRoutes, exportRoutes, transparencyRoutes, logRoutes, anchorRoutes, performanceRoutes]) {
     await app.register(routes, options);
   }
 }

@@ -6,9 +6,10 @@ import type { AnchorReads } from '../../../anchor/reads.ts';
 import type { ObservationReads } from '../../../market/observations.ts';
 import type { PerformanceService } from '../../../performance/service.ts';
 import type { ReadGate } from '../../read-gate.ts';
+import type { Directory } from '../../../directory/service.ts';
 
 export type PublicRouteOptions = {
-  reads: PublicReads; readLimitPerMinute: number; gate: ReadGate; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService;
+  reads: PublicReads; readLimitPerMinute: number; gate: ReadGate; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService; directory: Directory;
 };
 
 export const PUBLIC_TAG = ['public'];
