@@ -28,7 +28,7 @@ import { brokerStoreOf } from '../store/brokers.ts';
 import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
-import type { ActionInput } from './actions.ts';
+import { closesStoredBefore, type ActionInput, type CloseSave } from './actions.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
 } from './engine.ts';
@@ -88,7 +88,10 @@ export function performanceOf(store: LedgerStore, o: { provider: MarketData; see
   });
 }
 
-/** Every stored revision of the symbols' corporate actions from `source`, oldest first, as perf_v2 reads them. */
+/**
+ * Every stored revision of the symbols' corporate actions from `source`, oldest first, as perf_v2
+ * reads them: each with when a close it changes was first stored, if before the ledger learned it.
+ */
 export async function storedActions(market: MarketStore, source: PriceSource, symbols: string[]): Promise<ActionInput[]> {
   const out: StoredCorporateAction[] = [];
   const seen = new Set<number>(); // an action naming two of the symbols (a revision renamed it) is read once
@@ -99,7 +102,12 @@ export async function storedActions(market: MarketStore, source: PriceSource, sy
       out.push(a);
     }
   }
-  return out.sort((a, b) => a.id - b.id).map(actionInput);
+  const actions = out.sort((a, b) => a.id - b.id).map(actionInput);
+  const saves = new Map<string, CloseSave[]>();
+  for (const symbol of new Set(actions.map((a) => a.symbol))) {
+    saves.set(symbol, (await market.closeFetches(source, symbol)).map((f) => ({ fetched_at: f.fetchedAt, last_date: f.lastDate })));
+  }
+  return closesStoredBefore(actions, (symbol) => saves.get(symbol) ?? []);
 }
 
 function actionInput(a: StoredCorporateAction): ActionInput {

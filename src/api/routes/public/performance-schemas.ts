@@ -117,8 +117,9 @@ const Restatement = Type.Object({
   from: DATE,
   actions: Type.Array(Type.Object({
     from: DATE, provider_id: Type.String(), type: ACTION_TYPE, symbol: Type.String(),
-    reason: stringEnum(['late_action', 'correction'] as const, { description: '`late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.' }),
+    reason: stringEnum(['late_action', 'correction'] as const, { description: '`late_action`: learned after a close it changes was stored (a report could value past its effective date without it); `correction`: a new revision of a known action, learned likewise.' }),
     seen_at: Type.String({ format: 'date-time', description: 'When the ledger learned it.' }),
+    close_stored_at: Type.String({ format: 'date-time', description: 'When the ledger stored the first close of the symbol dated on or after the action\'s effective date: before `seen_at`.' }),
   })),
 }, { description: 'perf_v2: the figures from `from` on differ from those published before these actions were known (caveat `restated`).' });
 
