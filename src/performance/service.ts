@@ -32,6 +32,7 @@ import { closesStoredBefore, type ActionInput, type CloseSave } from './actions.
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
 } from './engine.ts';
+import { inputsHeader, inputsLines, type BundleSource, type InputsHeader } from './bundle.ts';
 import { readDecisions, readFills } from './inputs.ts';
 import { outcomePage, type OutcomeBasis, type OutcomePage } from './outcome-pages.ts';
 import { Dec, money } from './numbers.ts';
@@ -172,6 +173,29 @@ export class PerformanceService {
     const stale = got.value.report.caveats.filter((c) => c.code === 'stale');
     const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price' });
     return ok({ ...got.value, report: { ...report, caveats: [...report.caveats, ...stale] } });
+  }
+
+  /**
+   * The inputs bundle of the agent's report (bundle.ts), the report brought up to date first: the
+   * lines are read from the store as the caller takes them. not_found while no report is computed.
+   */
+  async inputs(agent: Agent, portfolio: Portfolio): Promise<Result<{ header: InputsHeader; lines: AsyncGenerator<string> }>> {
+    const got = await this.report(agent, portfolio);
+    if (!got.ok) return got;
+    if (got.value.status !== 'computed') return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no report: ${got.value.reason}`));
+    const key = `${agent.id}\n${portfolio}`;
+    let held: { saved: Saved; row: StoredReport } | undefined = this.cache.get(key);
+    if (!held) {
+      const row = await this.deps.market.report(agent.id, portfolio);
+      if (row) held = { row, saved: JSON.parse(row.report) as Saved };
+    }
+    if (!held) return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no stored report yet; try again`));
+    const source: BundleSource = {
+      market: this.deps.market, agentId: agent.id, handle: agent.handle, portfolio, state: held.saved.state, throughSeq: held.row.throughSeq,
+      computedAt: held.row.computedAt, synthetic: held.saved.synthetic,
+      priceSource: held.saved.source && { source: held.saved.source.source, feed: held.saved.source.feed, synthetic: held.saved.source.synthetic },
+    };
+    return ok({ header: inputsHeader(source), lines: inputsLines(source) });
   }
 
   /**
