@@ -105,15 +105,19 @@ type Published = {
   holdings: { cash: string; receivable?: string; positions: Array<{ symbol: string }>; positions_total: number };
 };
 
-/** The first figure of `published` that differs from the recomputed report, as `path: published X, recomputed Y`; null when all agree. */
+/**
+ * The first figure of `published` that differs from the recomputed report, as `path: published X,
+ * recomputed Y` (the corporate-action events and the restatement first, then the series day by day,
+ * the metrics, the benchmark, the hit rates, the holdings, the counts and the notes); null when all agree.
+ */
 export function firstDifference(published: Published, r: PublishedReport): string | null {
   const top: Array<[string, unknown, unknown]> = [
     ['method', published.method, r.method], ['as_of', published.as_of, r.as_of], ['inception', published.inception, r.inception], ['start_value', published.start_value, r.start_value],
-    ['records', published.records, r.records], ['notes', published.notes, r.notes], ['corporate_actions', published.corporate_actions, r.corporate_actions],
-    ['restatement', published.restatement, r.restatement ?? null], ['series', published.series, r.series], ['metrics', published.metrics, r.metrics],
-    ['benchmark', published.benchmark, r.benchmark], ['hit_rate', published.hit_rate, r.hit_rate],
+    ['corporate_actions', published.corporate_actions, r.corporate_actions], ['restatement', published.restatement, r.restatement ?? null],
+    ['series', published.series, r.series], ['metrics', published.metrics, r.metrics], ['benchmark', published.benchmark, r.benchmark], ['hit_rate', published.hit_rate, r.hit_rate],
     ['holdings.cash', published.holdings.cash, r.holdings.cash], ['holdings.receivable', published.holdings.receivable, r.holdings.receivable],
     ['holdings.positions_total', published.holdings.positions_total, r.holdings.positions.length],
+    ['records', published.records, r.records], ['notes', published.notes, r.notes],
   ];
   for (const [path, a, b] of top) {
     const d = diff(path === 'series' ? seriesPath : path, a, b);
