@@ -20,6 +20,8 @@ export const INPUTS_FORMAT = 'perf_inputs_v1';
 export const BENCHMARK_LOOKBACK_DAYS = 10;
 /** Rows per store read. */
 const PAGE = 1000;
+/** Lines are sent in chunks of about this many characters (one socket write each, not one per line). */
+const CHUNK_CHARS = 64 * 1024;
 
 export type InputsHeader = {
   object: 'performance_inputs';
@@ -104,8 +106,19 @@ export function inputsHeader(b: BundleSource): InputsHeader {
   };
 }
 
-/** The bundle's lines (each ends with a newline), header first, end line last. */
+/** The bundle's text in chunks of whole lines (each ends with a newline), header first, end line last. */
 export async function* inputsLines(b: BundleSource): AsyncGenerator<string> {
+  let chunk = '';
+  for await (const text of bundleLines(b)) {
+    chunk += text;
+    if (chunk.length < CHUNK_CHARS) continue;
+    yield chunk;
+    chunk = '';
+  }
+  if (chunk !== '') yield chunk;
+}
+
+async function* bundleLines(b: BundleSource): AsyncGenerator<string> {
   const header = inputsHeader(b);
   yield line(header);
   const symbols = new Set<string>();

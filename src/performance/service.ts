@@ -28,7 +28,7 @@ import { brokerStoreOf } from '../store/brokers.ts';
 import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
-import { closesStoredBefore, type ActionInput, type CloseSave } from './actions.ts';
+import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
 } from './engine.ts';
@@ -104,8 +104,11 @@ export async function storedActions(market: MarketStore, source: PriceSource, sy
     }
   }
   const actions = out.sort((a, b) => a.id - b.id).map(actionInput);
+  // Only an action learned after its effective date's UTC day can follow a close it changes (a close
+  // is stored once its day is over): the saves of the other symbols are not read.
   const saves = new Map<string, CloseSave[]>();
-  for (const symbol of new Set(actions.map((a) => a.symbol))) {
+  const maybeLate = actions.filter((a) => { const d = effectiveDate(a); return d !== null && utcDate(a.seen_at) > d; });
+  for (const symbol of new Set(maybeLate.map((a) => a.symbol))) {
     saves.set(symbol, (await market.closeFetches(source, symbol)).map((f) => ({ fetched_at: f.fetchedAt, last_date: f.lastDate })));
   }
   return closesStoredBefore(actions, (symbol) => saves.get(symbol) ?? []);
