@@ -9,7 +9,10 @@
 //       profile on a service without the performance wing, in the same run;
 //   (e) the perf_v2 report from scratch with --actions corporate actions per symbol (splits,
 //       reverse splits, cash and stock dividends, over the agent's years, the benchmark's too),
-//       against (a), perf_v1 from scratch, in the same run.
+//       against (a), perf_v1 from scratch, in the same run;
+//   (f) that report's inputs bundle (GET .../performance/inputs) streamed over HTTP to a reader that
+//       discards it, time and the process's RSS growth, against the export of the same agent
+//       (GET /v1/export, the same records streamed) in the same run.
 // Targets (issue 14): from scratch < 1 s; incremental and profile read p99 < 20 ms; (issue 25)
 // perf_v2 from scratch with 40 actions per held symbol < 1 s.
 //
@@ -78,7 +81,31 @@ type Row = {
   scratchV2: Timing;
   actionsGiven: number;
   eventsApplied: number;
+  /** (f) the inputs bundle and the export streamed. */
+  bundle: Streamed;
+  exported: Streamed;
 };
+
+/** A body streamed over HTTP and discarded: its time, its size, and the peak RSS above the RSS before it. */
+type Streamed = { wall: number; bytes: number; rssGrowth: number };
+
+/** GET `url` over a socket, reading and dropping the body, sampling this process's RSS meanwhile. */
+async function streamed(url: string): Promise<Streamed> {
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 10);
+  const t0 = performance.now();
+  let bytes = 0;
+  try {
+    const res = await fetch(url);
+    if (res.status !== 200 || res.body === null) throw new Error(`GET ${url} answered ${res.status}`);
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+  } finally {
+    clearInterval(sampler);
+  }
+  peak = Math.max(peak, process.memoryUsage().rss);
+  return { wall: performance.now() - t0, bytes, rssGrowth: peak - before };
+}
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T } & Timing> {
   const c0 = process.cpuUsage();
@@ -153,6 +180,17 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
       if (run.value.ok && run.value.value.status === 'computed') eventsApplied = run.value.value.report.corporate_actions?.events.length ?? 0;
     }
 
+    progress(`${storeName(kind)}: the inputs bundle streamed, against the export`);
+    const bundleServer = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: v2(market) });
+    const at = await bundleServer.app.listen({ port: 0, host: '127.0.0.1' });
+    let bundle: Streamed | null = null;
+    let exported: Streamed | null = null;
+    for (let i = 0; i < 2; i++) { // the first round warms both (the report computed and stored)
+      bundle = await streamed(`${at}/v1/agents/${agent.handle}/performance/inputs?portfolio=model`);
+      exported = await streamed(`${at}/v1/export?agent=${agent.handle}`);
+    }
+    await bundleServer.close();
+
     progress(`${storeName(kind)}: one decision at a time`);
     const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
     const { incremental, record } = await oneAtATime(ledger, store, market, synthetic, live, agent, seeded.whale.secret, 30);
@@ -178,6 +216,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
       readInputs: { wall: inputs.wall, cpu: inputs.cpu }, ownRead: { wall: ownRead.wall, cpu: ownRead.cpu }, incremental, record, newDay: { wall: newDay.wall, cpu: newDay.cpu },
       profile, bareProfile, reportBytes: stored?.report.length ?? 0, ...pages,
       scratchV2: { wall: median(v2Runs.map((r) => r.wall)), cpu: median(v2Runs.map((r) => r.cpu)) }, actionsGiven: actions.length, eventsApplied,
+      bundle: bundle as Streamed, exported: exported as Streamed,
     };
   } finally {
     await store.close();
@@ -334,6 +373,10 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
     markdownTable(['store', `perf_v2 from scratch, ${o.actions} actions per symbol, ms (CPU)`, 'actions given / events applied', 'baseline: perf_v1 from scratch ms (same run)', 'ratio', `< ${GOAL.scratchMs} ms`],
       rows.map((r) => [storeName(r.kind), `${ms(r.scratchV2.wall)} (${ms(r.scratchV2.cpu)})`, `${r.actionsGiven} / ${r.eventsApplied}`, ms(r.scratch.wall), fixed(r.scratchV2.wall / r.scratch.wall), mark(r.scratchV2.wall < GOAL.scratchMs)])),
     '',
+    markdownTable(['store', 'inputs bundle streamed ms, MB', 'RSS growth MB', 'baseline: export streamed ms, MB', 'ratio (ms)', 'RSS growth MB (export)'],
+      rows.map((r) => [storeName(r.kind), `${ms(r.bundle.wall)}, ${fixed(r.bundle.bytes / 1e6, 1)}`, fixed(r.bundle.rssGrowth / 1e6, 1), `${ms(r.exported.wall)}, ${fixed(r.exported.bytes / 1e6, 1)}`,
+        fixed(r.bundle.wall / r.exported.wall), fixed(r.exported.rssGrowth / 1e6, 1)])),
+    '',
     markdownTable(['store', 'after one decision p50 / p99 ms', 'baseline: its POST p50 / p99 ms', 'ratio (p50)', `< ${GOAL.incrementalMs} ms (p99)`, 'after a new day ms (CPU)', 'stored report KB'],
       rows.map((r) => [storeName(r.kind), `${ms(median(r.incremental))} / ${ms(p99(r.incremental))}`, `${ms(median(r.record))} / ${ms(p99(r.record))}`,
         fixed(median(r.incremental) / median(r.record)), mark(p99(r.incremental) < GOAL.incrementalMs), `${ms(r.newDay.wall)} (${ms(r.newDay.cpu)})`, fixed(r.reportBytes / 1024, 0)])),
@@ -352,6 +395,7 @@ function report(o: PerformanceBenchOptions, rows: Row[], notes: string[]): strin
     'Baseline: reading the same records and observations alone through the general ports (listChain and observationsOf, pages of 5,000, each content parsed). After one decision: POST /v1/decisions (in process), the decision priced, then the report brought up to date ' +
     `(30 times). Profile: ${o.reads} sequential GET /v1/agents/{handle} in process after 20 warm-up reads, against a service without the performance wing on the same store. ` +
     'Outcomes: 100 decisions\' outcomes at the first, middle and last page of the chain (cursors from a walk at limit 500), each read followed by the chain page of the same records. ' +
+    'Inputs bundle: GET /v1/agents/{h}/performance/inputs of the perf_v2 report of (e), over a socket to a reader in this process that drops each chunk, second of two rounds; RSS growth: the peak of this process\'s RSS (sampled every 10 ms) above its RSS before the request (server and reader together); baseline: GET /v1/export of the same agent, the same way. ' +
     'CPU: this process\'s user + system time (PostgreSQL\'s own is not counted).',
     '',
     ...notes,

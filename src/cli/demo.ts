@@ -28,7 +28,7 @@ export function registerDemoCommand(program: Command): void {
         await store.migrate();
         const seed = config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED;
         const progress = opts.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);
-        const created = await createDemo({ store, market: marketStoreOf(store), synthetic: new SyntheticMarketData(seed), now: new Date(), progress }, { prefix: opts.prefix, days });
+        const created = await createDemo({ store, market: marketStoreOf(store), synthetic: new SyntheticMarketData(seed), benchmark: config.performance.benchmark, now: new Date(), progress }, { prefix: opts.prefix, days });
         if (!created.ok) throw new Error(created.error.message);
         if (opts.json) return console.log(JSON.stringify(created.value, null, 2));
         for (const a of created.value) {

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { checkProofAnchor, runAnchorCheck } from '../anchor/check.ts';
+import { verifyPerformance } from '../verify/performance.ts';
 import { runVerify, type VerifyOptions } from '../verify/run.ts';
 
 /** A proof bundle's text when the source is one (file or URL), for its anchor_proof; else null. */
@@ -22,7 +23,8 @@ async function proofText(source: string): Promise<string | null> {
 
 export function registerVerifyCommand(program: Command): void {
   program.command('verify <source>')
-    .description('Verify an export (file or URL), a chain URL, a proof bundle (file or URL) or the global log (<base_url>/log, or a directory of its tiles) with canon_v1 and log_v1, offline from the service')
+    .description('Verify an export (file or URL), a chain URL, a proof bundle (file or URL) or the global log (<base_url>/log, or a directory of its tiles) with canon_v1 and log_v1, offline from the service; with --performance, an agent\'s performance reports computed again from their inputs')
+    .option('--performance', 'the source is an agent\'s URL (<site>/agents/<handle> or <api>/v1/agents/<handle>): compute its performance reports again from their inputs bundles and compare every figure (exit 1 naming the first that differs)')
     .option('--pin <seq:chain_hash | checkpoint file>', 'a head pinned earlier that must still be in the chain, or a log checkpoint saved earlier that the log must extend (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--seen <proof bundle | /v1/ledger page>', 'a proof bundle or a /v1/ledger page (file or URL) seen before: every record of the agent it shows must be in the chain, unchanged, so a head moved back is caught (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--vkey <vkey | file>', 'the global log\'s verifier key (default: the one the service publishes on /transparency)')
@@ -33,7 +35,11 @@ export function registerVerifyCommand(program: Command): void {
       if (!/^[0-9]{1,2}$/.test(v)) throw new Error('--workers must be an integer from 0 to 99');
       return Number(v);
     })
-    .action(async (source: string, opts: { pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string; checkpoint?: string }) => {
+    .action(async (source: string, opts: { performance?: boolean; pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string; checkpoint?: string }) => {
+      if (opts.performance) {
+        process.exitCode = await verifyPerformance(source, (line) => console.log(line));
+        return;
+      }
       const anchorOptions = {
         ...(opts.header ? { headers: opts.header } : {}),
         ...(opts.headersUrl ? { headersUrl: opts.headersUrl } : {}),

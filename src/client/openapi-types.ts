@@ -405,6 +405,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{handle}/performance/inputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every input of a portfolio's report, to compute it again (NDJSON, streamed)
+         * @description Every input of the portfolio's report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/performance.md §9), streamed in bounded memory as the client reads.
+         *
+         *     Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"}}`: the report's through_seq and as_of say which report these are the inputs of.
+         *
+         *     Then `{"kind":"record","type":"decision"|"execution","chain_seq","id","recorded_at","symbol","content","observation"}` for each record applied, in chain order (`content`: the canon_v1 content text the chain hashes; `observation`: the price at receipt);
+         *
+         *     `{"kind":"corporate_action","provider_id","revision","source","type","symbol","ex_date","payable_date","process_date","record_date","old_rate","new_rate","rate","special","seen_at","raw"}` for each version of each corporate action the report was given;
+         *
+         *     `{"kind":"close","symbol","date","close","fetched_at"}` for each stored raw close of each symbol of the records (from the inception date) and of the benchmark (from 10 days before it), by symbol then date;
+         *
+         *     last `{"kind":"end","records","corporate_actions","closes"}`: a bundle without it was cut short. 404 not_found while the portfolio has no report.
+         */
+        get: operations["getPerformanceInputs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{handle}/performance/outcomes": {
         parameters: {
             query?: never;
@@ -3956,7 +3986,7 @@ export interface operations {
                                 type: string;
                                 symbol: string;
                                 /**
-                                 * @description `late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.
+                                 * @description `late_action`: learned after a close it changes was stored (a report could value past its effective date without it); `correction`: a new revision of a known action, learned likewise.
                                  * @enum {string}
                                  */
                                 reason: "late_action" | "correction";
@@ -3965,6 +3995,11 @@ export interface operations {
                                  * @description When the ledger learned it.
                                  */
                                 seen_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the ledger stored the first close of the symbol dated on or after the action's effective date: before `seen_at`.
+                                 */
+                                close_stored_at: string;
                             }[];
                         } | null;
                         reconciliation: {
@@ -4328,7 +4363,7 @@ export interface operations {
                                 type: string;
                                 symbol: string;
                                 /**
-                                 * @description `late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.
+                                 * @description `late_action`: learned after a close it changes was stored (a report could value past its effective date without it); `correction`: a new revision of a known action, learned likewise.
                                  * @enum {string}
                                  */
                                 reason: "late_action" | "correction";
@@ -4337,6 +4372,11 @@ export interface operations {
                                  * @description When the ledger learned it.
                                  */
                                 seen_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the ledger stored the first close of the symbol dated on or after the action's effective date: before `seen_at`.
+                                 */
+                                close_stored_at: string;
                             }[];
                         } | null;
                         reconciliation: {
@@ -4449,6 +4489,68 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                     "text/csv": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getPerformanceInputs: {
+        parameters: {
+            query?: {
+                /** @description The portfolio whose report the inputs are of. */
+                portfolio?: "model" | "broker";
+            };
+            header?: never;
+            path: {
+                /** @description The agent handle. */
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NDJSON (perf_inputs_v1): a header line, the records, the corporate actions, the closes, an end line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Every error has this body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Every error has this body. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ErrorBody"];
                 };
             };
         };

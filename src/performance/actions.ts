@@ -6,7 +6,6 @@
 // an action to a book is in engine.ts, beside the valuation it interleaves with.
 
 import { Dec, parseDec } from './numbers.ts';
-import { utcDate } from './portfolio.ts';
 
 /** The types perf_v2 applies; any other type touching a holding leaves it as it is, with a caveat. */
 export const APPLIED_TYPES = ['cash_dividend', 'stock_dividend', 'forward_split', 'reverse_split'] as const;
@@ -33,6 +32,13 @@ export type ActionInput = {
   special?: boolean | null;
   /** When the ledger learned this fact (RFC 3339). */
   seen_at: string;
+  /**
+   * When the ledger first stored a raw close of `symbol` dated on or after the action's effective
+   * date, if that was before `seen_at`: a report could then value that date without the action, so
+   * applying it restates the report. Null (or absent): the action was known before any close it
+   * changes (closesStoredBefore computes it from the stored closes).
+   */
+  close_stored_at?: string | null;
 };
 
 /** Order of actions sharing a date: cash dividends on the holding at the previous close first, then share changes. */
@@ -72,8 +78,42 @@ export function latestVersions(actions: ActionInput[]): Map<string, ActionInput>
   return latest;
 }
 
-/** An action learned after the close of the date it takes effect on: reports valued through that date were published without it. */
-export const learnedLate = (a: ActionInput, date: string) => utcDate(a.seen_at) > date;
+/** An action learned after a close it changes was stored: reports valued through that close were published without it. */
+export const learnedLate = (a: ActionInput) => a.close_stored_at != null;
+
+/** A symbol's closes as the ledger stored them: each save's instant and the latest date it held. */
+export type CloseSave = { fetched_at: string; last_date: string };
+
+/**
+ * The actions with `close_stored_at` set from the saves of their symbol's closes: the earliest save
+ * holding a close dated on or after the action's effective date, when it came before the action was
+ * learned. Deterministic from the facts: a close stored later than `seen_at` never changes it.
+ */
+export function closesStoredBefore(actions: ActionInput[], savesOf: (symbol: string) => readonly CloseSave[]): ActionInput[] {
+  return actions.map((a) => {
+    const date = effectiveDate(a);
+    const seen = Date.parse(a.seen_at);
+    let first: string | null = null;
+    if (date !== null) {
+      for (const save of savesOf(a.symbol)) {
+        if (save.last_date < date) continue;
+        const at = Date.parse(save.fetched_at);
+        if (at < seen && (first === null || at < Date.parse(first))) first = save.fetched_at;
+      }
+    }
+    return { ...a, close_stored_at: first };
+  });
+}
+
+/** The saves of a symbol's closes, from the closes themselves (date and fetched_at each). */
+export function savesOfCloses(closes: ReadonlyArray<{ date: string; fetched_at: string }>): CloseSave[] {
+  const last = new Map<string, string>();
+  for (const c of closes) {
+    const d = last.get(c.fetched_at);
+    if (d === undefined || c.date > d) last.set(c.fetched_at, c.date);
+  }
+  return [...last].map(([fetched_at, last_date]) => ({ fetched_at, last_date }));
+}
 
 /** What an applicable action does to one share, or why it cannot be applied. */
 export type Terms =

@@ -7,6 +7,10 @@
 // these agents alone, and the clock never runs backwards within a chain. Each decision is then
 // priced at its recorded_at by the synthetic model, as the pricing job would price a live one.
 // Agents are flagged demo (hidden from /v1/ledger unless include_demo=true; the profile says so).
+// One agent buys and holds a symbol the synthetic model splits within the demo's year and that pays
+// dividends (the first of SPLIT_CANDIDATES that does, for the model's seed), so its page shows both.
+// Then the market facts of every demo symbol are kept as the pricing job keeps them (the corporate
+// actions, then the raw closes: market/facts.ts), so no report meets an action learned late.
 // A second run creates nothing: it refuses, naming the agents that exist.
 
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
@@ -19,6 +23,7 @@ import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
 import { decisionAsserter, signatureChecker } from '../ledger/signing.ts';
 import { dateOfDay, dayNumber, isWeekday, stockSession } from '../market/calendar.ts';
+import { MarketFacts } from '../market/facts.ts';
 import type { MarketData } from '../market/port.ts';
 import type { MarketStore, PriceObservation } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
@@ -26,6 +31,8 @@ import type { LedgerStore } from '../store/port.ts';
 type Plan = {
   suffix: string;
   displayName: string;
+  /** `momentum`: the 20-session rule below, over `symbols`; `hold`: buy one symbol the model splits within the demo, then hold it. */
+  rule: 'momentum' | 'hold';
   symbols: string[];
   /** Days between decisions. */
   every: number;
@@ -35,10 +42,19 @@ type Plan = {
 };
 
 export const DEMO_PLANS: Plan[] = [
-  { suffix: 'momentum', displayName: 'Demo: Momentum (synthetic prices)', symbols: ['AAPL', 'MSFT', 'NVDA', 'AMZN', 'GOOGL'], every: 2, sizing: 'target_allocation_pct', horizon: '1 month', signed: true },
-  { suffix: 'value', displayName: 'Demo: Value (synthetic prices)', symbols: ['KO', 'JNJ', 'PG', 'XOM', 'JPM'], every: 4, sizing: 'notional', horizon: '3 months', signed: false },
-  { suffix: 'crypto', displayName: 'Demo: Crypto trend (synthetic prices)', symbols: ['BTC/USD', 'ETH/USD'], every: 3, sizing: 'quantity', horizon: '2 weeks', signed: false },
+  { suffix: 'momentum', rule: 'momentum', displayName: 'Demo: Momentum (synthetic prices)', symbols: ['AAPL', 'MSFT', 'NVDA', 'AMZN', 'GOOGL'], every: 2, sizing: 'target_allocation_pct', horizon: '1 month', signed: true },
+  { suffix: 'value', rule: 'momentum', displayName: 'Demo: Value (synthetic prices)', symbols: ['KO', 'JNJ', 'PG', 'XOM', 'JPM'], every: 4, sizing: 'notional', horizon: '3 months', signed: false },
+  { suffix: 'crypto', rule: 'momentum', displayName: 'Demo: Crypto trend (synthetic prices)', symbols: ['BTC/USD', 'ETH/USD'], every: 3, sizing: 'quantity', horizon: '2 weeks', signed: false },
+  { suffix: 'income', rule: 'hold', displayName: 'Demo: Buy and hold through a split and dividends (synthetic prices)', symbols: [], every: 7, sizing: 'target_allocation_pct', horizon: '1 year', signed: false },
 ];
+
+/** Symbols the hold agent may take, in order: the first the synthetic model splits (forward) within the demo and pays a dividend on. */
+export const SPLIT_CANDIDATES = [
+  'AVGO', 'WMT', 'CMG', 'NVDA', 'AAPL', 'MSFT', 'KO', 'PG', 'JNJ', 'XOM', 'JPM', 'HD', 'COST', 'PEP', 'MRK', 'ABBV', 'CVX', 'MCD', 'LLY', 'UNH',
+  'V', 'MA', 'TXN', 'QCOM', 'ORCL', 'CSCO', 'IBM', 'AMGN', 'HON', 'UNP', 'CAT', 'LOW', 'SBUX', 'NKE', 'GE', 'DIS', 'PFE', 'WFC', 'BAC', 'INTC',
+];
+/** Days into the demo before the split (the agent holds by then) and before its end (the page shows days after it). */
+const SPLIT_MARGIN_DAYS = 14;
 
 export type DemoOptions = { prefix: string; days: number };
 export type DemoAgent = { handle: string; agent_id: string; decisions: number; signed: boolean; first_recorded_at: string; last_recorded_at: string };
@@ -47,6 +63,8 @@ export type DemoDeps = {
   market: MarketStore;
   /** The synthetic model every demo decision is priced by. */
   synthetic: MarketData;
+  /** LEDGER_BENCHMARK, whose facts are kept with the demo symbols' (default SPY). */
+  benchmark?: string;
   now: Date;
   progress?: (line: string) => void;
 };
@@ -79,12 +97,47 @@ export async function createDemo(deps: DemoDeps, options: DemoOptions): Promise<
     if (!created.ok) return created;
     out.push(created.value);
   }
+  const kept = await keepFacts(deps);
+  if (!kept.ok) return kept;
   return ok(out);
+}
+
+/** The corporate actions, then the raw closes, of every demo symbol and the benchmark, as the pricing job keeps them. */
+async function keepFacts(deps: DemoDeps): Promise<Result<void>> {
+  const facts = new MarketFacts({ store: deps.market, providers: { synthetic: deps.synthetic }, benchmark: deps.benchmark ?? 'SPY', now: () => deps.now });
+  while (!(await facts.step())) {
+    const status = facts.status();
+    if (status.state === 'waiting') return fail(errors.providerError(`the synthetic model's facts could not be kept: ${status.last_error}`));
+  }
+  deps.progress?.(`market facts kept: ${facts.status().actions_added} corporate actions of the demo symbols`);
+  return ok(undefined);
+}
+
+/**
+ * The symbol of the hold agent: the first candidate with a forward split at least SPLIT_MARGIN_DAYS
+ * inside the demo's days and a cash dividend within them, else the first with a split, else the first.
+ */
+async function splitSymbol(market: MarketData, from: number, to: number): Promise<string> {
+  const day = (t: number) => dateOfDay(Math.floor(t / 86_400_000));
+  const inside = (a: { ex_date: string | null }) => a.ex_date !== null && a.ex_date >= day(from + SPLIT_MARGIN_DAYS * 86_400_000) && a.ex_date <= day(to - SPLIT_MARGIN_DAYS * 86_400_000);
+  let splitOnly: string | null = null;
+  for (let i = 0; i < SPLIT_CANDIDATES.length; i += 10) { // a few at a time: each is a walk of the model
+    const batch = SPLIT_CANDIDATES.slice(i, i + 10);
+    const got = await market.corporateActions(batch, day(from), day(to));
+    const actions = got.ok ? got.value.filter(inside) : [];
+    const splits = (s: string) => actions.some((a) => a.symbol === s && a.type === 'forward_split');
+    const pays = (s: string) => actions.some((a) => a.symbol === s && a.type === 'cash_dividend');
+    const found = batch.find((s) => splits(s) && pays(s));
+    if (found !== undefined) return found;
+    splitOnly ??= batch.find(splits) ?? null;
+  }
+  return splitOnly ?? (SPLIT_CANDIDATES[0] as string);
 }
 
 async function demoAgent(deps: DemoDeps, plan: Plan, handle: string, days: number): Promise<Result<DemoAgent>> {
   const end = deps.now.getTime();
   const instants = schedule(plan, end - days * 86_400_000, end);
+  const symbols = plan.rule === 'hold' ? [await splitSymbol(deps.synthetic, end - days * 86_400_000, end)] : plan.symbols;
   const clock = new WalkingClock(instants[0] ?? end);
   const created = await new Operators(deps.store, clock).createAgent({ handle, displayName: plan.displayName, demo: true });
   if (!created.ok) return created;
@@ -98,8 +151,8 @@ async function demoAgent(deps: DemoDeps, plan: Plan, handle: string, days: numbe
   try {
     for (const [i, t] of instants.entries()) {
       clock.t = t;
-      const symbol = plan.symbols[i % plan.symbols.length] as string;
-      const body = await decide(deps.synthetic, plan, symbol, new Date(t), state);
+      const symbol = symbols[i % symbols.length] as string;
+      const body = plan.rule === 'hold' ? holdDecision(symbol, i) : await decide(deps.synthetic, plan, symbol, new Date(t), state);
       if (signer?.ok) {
         const nonce = `${handle}-${i}`;
         const assertion = await assert(agent, { ...body, occurred_at: new Date(t - 60_000).toISOString(), nonce });
@@ -168,6 +221,23 @@ async function decide(market: MarketData, plan: Plan, symbol: string, at: Date, 
     if (plan.sizing === 'notional') body.notional = '8000';
     if (plan.sizing === 'quantity') body.quantity = symbol.startsWith('BTC') ? '0.2' : '3';
   }
+  return body;
+}
+
+/** The hold agent: buys 80 % of the portfolio in its symbol first, then says it holds it. */
+function holdDecision(symbol: string, i: number): { [key: string]: JsonValue } {
+  const body: { [key: string]: JsonValue } = {
+    symbol,
+    action: i === 0 ? 'BUY' : 'HOLD',
+    asset_class: 'US_EQUITY',
+    confidence: '0.70',
+    time_horizon: '1 year',
+    thesis: i === 0
+      ? `Demo decision on synthetic prices. Buy ${symbol} and hold it for the year, through its split and its dividends.`
+      : `Demo decision on synthetic prices. Still holding ${symbol}: splits change the share count, dividends are paid into cash.`,
+    metadata: { demo: true, rule: 'buy once, then hold' },
+  };
+  if (i === 0) body.target_allocation_pct = '80';
   return body;
 }
 

@@ -16,7 +16,8 @@
 // is applied. `advance` refuses (`out_of_order`, or `restate` for a corporate action learned after
 // what it changes was valued) a step that would break one; the caller then starts again from
 // scratch with every input it knows, and the report lists the restatement (restatements depend on
-// the facts alone: an action learned after its effective date, so from scratch and step by step agree).
+// the facts alone: an action learned after a close dated on or after its effective date was stored,
+// actions.ts closesStoredBefore; so from scratch and step by step agree).
 
 import { compareActions, effectiveDate, factKey, latestVersions, learnedLate, payDate, ratioText, termsOf, type ActionInput } from './actions.ts';
 import { Dec, money, plain } from './numbers.ts';
@@ -75,7 +76,11 @@ export type AppliedAction = {
 export type BenchmarkEvent = { date: string; type: string; provider_id: string; ratio: string | null; rate: string | null; close: string; total_factor: string; price_factor: string };
 
 /** Why the report's figures from `from` on differ from those published before the action was known. */
-export type Restatement = { from: string; provider_id: string; type: string; symbol: string; reason: 'late_action' | 'correction'; seen_at: string };
+export type Restatement = {
+  from: string; provider_id: string; type: string; symbol: string; reason: 'late_action' | 'correction'; seen_at: string;
+  /** When a close of the symbol dated from `from` on was stored, before the action was learned (so a report could value it without). */
+  close_stored_at: string;
+};
 
 /** An action touching a holding that perf_v2 does not apply (another type, or unusable terms). */
 export type NotApplied = { date: string; symbol: string; type: string; provider_id: string; reason: string };
@@ -330,6 +335,7 @@ function kept(a: ActionInput): ActionInput {
   return {
     provider_id: a.provider_id, type: a.type, symbol: a.symbol, ex_date: a.ex_date ?? null, payable_date: a.payable_date ?? null, process_date: a.process_date ?? null,
     old_rate: a.old_rate ?? null, new_rate: a.new_rate ?? null, rate: a.rate ?? null, special: a.special ?? null, seen_at: a.seen_at,
+    close_stored_at: a.close_stored_at ?? null,
   };
 }
 
@@ -467,10 +473,10 @@ class Timeline {
     if (!book.holdings.has(a.symbol)) return; // not held: nothing to do
     const inForce = this.latest.get(a.provider_id) as ActionInput;
     if (inForce !== a) {
-      if (learnedLate(inForce, date)) this.restated(date, inForce, 'correction');
+      if (learnedLate(inForce)) this.restated(date, inForce, 'correction');
       return;
     }
-    if (learnedLate(a, date)) this.restated(date, a, (this.versions.get(a.provider_id) ?? 1) > 1 ? 'correction' : 'late_action');
+    if (learnedLate(a)) this.restated(date, a, (this.versions.get(a.provider_id) ?? 1) > 1 ? 'correction' : 'late_action');
     const terms = termsOf(a);
     if (terms.kind === 'none') {
       corp.not_applied.push({ date, symbol: a.symbol, type: a.type, provider_id: a.provider_id, reason: terms.reason });
@@ -561,10 +567,10 @@ class Timeline {
       if (on > date) break;
       const inForce = this.latest.get(a.provider_id) as ActionInput;
       if (inForce !== a) {
-        if (learnedLate(inForce, on)) this.restated(on, inForce, 'correction');
+        if (learnedLate(inForce)) this.restated(on, inForce, 'correction');
         continue;
       }
-      if (learnedLate(a, on)) this.restated(on, a, (this.versions.get(a.provider_id) ?? 1) > 1 ? 'correction' : 'late_action');
+      if (learnedLate(a)) this.restated(on, a, (this.versions.get(a.provider_id) ?? 1) > 1 ? 'correction' : 'late_action');
       const terms = termsOf(a);
       if (terms.kind === 'none') {
         corp.not_applied.push({ date: on, symbol: a.symbol, type: a.type, provider_id: a.provider_id, reason: `benchmark: ${terms.reason}` });
@@ -604,7 +610,7 @@ class Timeline {
     const list = this.corp.restatements;
     const i = list.findIndex((r) => r.provider_id === a.provider_id);
     if (i >= 0 && (list[i] as Restatement).from <= from) return;
-    const row: Restatement = { from, provider_id: a.provider_id, type: a.type, symbol: a.symbol, reason, seen_at: a.seen_at };
+    const row: Restatement = { from, provider_id: a.provider_id, type: a.type, symbol: a.symbol, reason, seen_at: a.seen_at, close_stored_at: a.close_stored_at as string };
     if (i >= 0) list[i] = row;
     else list.push(row);
   }
@@ -789,7 +795,7 @@ function corporateCaveats(s: EngineState, c: CorporateState, basis: 'price_retur
   list.push({ code: 'corporate_actions_applied', message: 'Raw closes; splits and stock dividends change the holdings on their ex-date, cash dividends are accrued on the ex-date and paid into cash on the payable date, fractions left by a reverse split are paid in cash at the ex-date close.' });
   const restated = [...c.restatements].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
   if (restated.length > 0) {
-    const why = restated.map((r) => `${r.reason === 'correction' ? 'a correction of' : 'the late'} ${r.type} ${r.provider_id} of ${r.symbol} (learned ${r.seen_at}, effective ${r.from})`).join('; ');
+    const why = restated.map((r) => `${r.reason === 'correction' ? 'a correction of' : 'the late'} ${r.type} ${r.provider_id} of ${r.symbol} (learned ${r.seen_at}, after a close of ${r.symbol} it changes was stored at ${r.close_stored_at}; effective ${r.from})`).join('; ');
     list.push({ code: 'restated', message: `Restated from ${(restated[0] as Restatement).from}: ${why}. Figures before that date are as first published.` });
   }
   const groups = new Map<string, NotApplied[]>();

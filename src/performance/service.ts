@@ -28,10 +28,11 @@ import { brokerStoreOf } from '../store/brokers.ts';
 import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
-import type { ActionInput } from './actions.ts';
+import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
 } from './engine.ts';
+import { inputsHeader, inputsLines, type BundleSource, type InputsHeader } from './bundle.ts';
 import { readDecisions, readFills } from './inputs.ts';
 import { outcomePage, type OutcomeBasis, type OutcomePage } from './outcome-pages.ts';
 import { Dec, money } from './numbers.ts';
@@ -88,7 +89,10 @@ export function performanceOf(store: LedgerStore, o: { provider: MarketData; see
   });
 }
 
-/** Every stored revision of the symbols' corporate actions from `source`, oldest first, as perf_v2 reads them. */
+/**
+ * Every stored revision of the symbols' corporate actions from `source`, oldest first, as perf_v2
+ * reads them: each with when a close it changes was first stored, if before the ledger learned it.
+ */
 export async function storedActions(market: MarketStore, source: PriceSource, symbols: string[]): Promise<ActionInput[]> {
   const out: StoredCorporateAction[] = [];
   const seen = new Set<number>(); // an action naming two of the symbols (a revision renamed it) is read once
@@ -99,7 +103,15 @@ export async function storedActions(market: MarketStore, source: PriceSource, sy
       out.push(a);
     }
   }
-  return out.sort((a, b) => a.id - b.id).map(actionInput);
+  const actions = out.sort((a, b) => a.id - b.id).map(actionInput);
+  // Only an action learned after its effective date's UTC day can follow a close it changes (a close
+  // is stored once its day is over): the saves of the other symbols are not read.
+  const saves = new Map<string, CloseSave[]>();
+  const maybeLate = actions.filter((a) => { const d = effectiveDate(a); return d !== null && utcDate(a.seen_at) > d; });
+  for (const symbol of new Set(maybeLate.map((a) => a.symbol))) {
+    saves.set(symbol, (await market.closeFetches(source, symbol)).map((f) => ({ fetched_at: f.fetchedAt, last_date: f.lastDate })));
+  }
+  return closesStoredBefore(actions, (symbol) => saves.get(symbol) ?? []);
 }
 
 function actionInput(a: StoredCorporateAction): ActionInput {
@@ -164,6 +176,29 @@ export class PerformanceService {
     const stale = got.value.report.caveats.filter((c) => c.code === 'stale');
     const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price' });
     return ok({ ...got.value, report: { ...report, caveats: [...report.caveats, ...stale] } });
+  }
+
+  /**
+   * The inputs bundle of the agent's report (bundle.ts), the report brought up to date first: the
+   * lines are read from the store as the caller takes them. not_found while no report is computed.
+   */
+  async inputs(agent: Agent, portfolio: Portfolio): Promise<Result<{ header: InputsHeader; lines: AsyncGenerator<string> }>> {
+    const got = await this.report(agent, portfolio);
+    if (!got.ok) return got;
+    if (got.value.status !== 'computed') return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no report: ${got.value.reason}`));
+    const key = `${agent.id}\n${portfolio}`;
+    let held: { saved: Saved; row: StoredReport } | undefined = this.cache.get(key);
+    if (!held) {
+      const row = await this.deps.market.report(agent.id, portfolio);
+      if (row) held = { row, saved: JSON.parse(row.report) as Saved };
+    }
+    if (!held) return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no stored report yet; try again`));
+    const source: BundleSource = {
+      market: this.deps.market, agentId: agent.id, handle: agent.handle, portfolio, state: held.saved.state, throughSeq: held.row.throughSeq,
+      computedAt: held.row.computedAt, synthetic: held.saved.synthetic,
+      priceSource: held.saved.source && { source: held.saved.source.source, feed: held.saved.source.feed, synthetic: held.saved.source.synthetic },
+    };
+    return ok({ header: inputsHeader(source), lines: inputsLines(source) });
   }
 
   /**

@@ -108,6 +108,12 @@ export type ObservedPrice = { source: PriceSource; feed: string | null; syntheti
 /** A raw (unadjusted) daily close, as the provider first answered it. */
 export type StoredClose = { date: string; close: string };
 
+/** A stored close with when the ledger stored it (a fact of the performance inputs bundle). */
+export type CloseFact = StoredClose & { fetchedAt: string };
+
+/** One save of a symbol's closes: when it was stored, and the latest date it held. */
+export type CloseFetch = { fetchedAt: string; lastDate: string };
+
 /**
  * A corporate action as its provider stated it (market/corporate-actions.ts names it
  * CorporateAction and says how each member is read). Rates are normalised decimal text, never
@@ -202,6 +208,10 @@ export interface MarketStore {
    * already; a stored close never changes (append-only by trigger). `fetchedAt`: when the provider answered.
    */
   saveCloses(source: PriceSource, symbol: string, closes: StoredClose[], fetchedAt: string): Promise<void>;
+  /** Stored closes of `symbol` with their fetched_at, dates after `after` and from `from` on, oldest first, at most `limit`. */
+  closeFacts(source: PriceSource, symbol: string, from: string, after: string | null, limit: number): Promise<CloseFact[]>;
+  /** The saves of `symbol`'s closes: each fetched_at with the latest date stored then, by fetched_at. */
+  closeFetches(source: PriceSource, symbol: string): Promise<CloseFetch[]>;
 
   /**
    * Keeps corporate actions, append-only: an action whose provider_id is new is stored as revision 1;

@@ -1,6 +1,8 @@
 // `ledger demo`'s use case on both stores: demo agents with a year of decisions recorded through the
 // record path (chained, one agent signed), priced by the synthetic model, verifiable by `ledger
-// verify`, with full synthetic profiles; a second run creates nothing.
+// verify`, with full synthetic profiles; one holds a symbol through a split and receives its
+// dividends (the market facts kept as the pricing job keeps them, so nothing is restated); every
+// demo agent passes `ledger verify --performance`; a second run creates nothing.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,8 @@ import { loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { createDemo, demoHandles, type DemoAgent } from '../../src/performance/demo.ts';
-import { PerformanceService } from '../../src/performance/service.ts';
+import { performanceOf } from '../../src/performance/service.ts';
+import { verifyPerformance } from '../../src/verify/performance.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { verify } from '../cli/verify-fixture.ts';
 import { marketStoreOf } from '../../src/store/market.ts';
@@ -32,7 +35,7 @@ await forEachStore('ledger demo', (kind) => {
     store = await kind.open();
     market = marketStoreOf(store);
     const clock = { now: () => NOW };
-    const performance = new PerformanceService({ store, market, provider: synthetic, synthetic, benchmark: 'SPY', clock });
+    const performance = performanceOf(store, { provider: synthetic, seed: 'decision-ledger', benchmark: 'SPY', clock });
     ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });
     const result = await createDemo({ store, market, synthetic, now: NOW }, { prefix: 'demo', days: 365 });
     assert.ok(result.ok, result.ok ? '' : result.error.message);
@@ -51,7 +54,7 @@ await forEachStore('ledger demo', (kind) => {
       const agent = await store.findAgentByHandle(a.handle);
       assert.equal(agent?.demo, true);
       assert.equal((await store.chainHead(a.agent_id)).seq, a.decisions);
-      assert.ok(a.decisions >= 80, `${a.handle}: ${a.decisions}`);
+      assert.ok(a.decisions >= (a.handle.endsWith('-income') ? 45 : 80), `${a.handle}: ${a.decisions}`);
       assert.ok(Date.parse(a.first_recorded_at) < NOW.getTime() - 360 * 86_400_000);
       assert.ok(Date.parse(a.last_recorded_at) < NOW.getTime());
     }
@@ -107,6 +110,33 @@ await forEachStore('ledger demo', (kind) => {
       assert.notEqual(profile.performance.model.metrics.volatility.value, null, `${a.handle}: a year of daily returns`);
       assert.ok(profile.caveats.some((c: { code: string }) => c.code === 'synthetic_prices'));
       assert.ok(profile.caveats.some((c: { code: string }) => c.code === 'demo_agent'));
+    }
+  });
+
+  it('the income agent holds a symbol through a split and receives its dividends; no demo agent is restated', async () => {
+    for (const a of created) {
+      const doc = (await ledger.app.inject({ method: 'GET', url: `/v1/agents/${a.handle}/performance` })).json();
+      assert.equal(doc.method, 'perf_v2');
+      assert.equal(doc.restatement, null, `${a.handle}: its actions were kept before its closes`);
+      assert.ok(!doc.caveats.some((c: { code: string }) => c.code === 'restated'), a.handle);
+    }
+    const income = (await ledger.app.inject({ method: 'GET', url: '/v1/agents/demo-income/performance' })).json();
+    const events = income.corporate_actions.events as Array<{ phase: string; type: string; symbol: string; quantity_before: string; quantity_after: string }>;
+    const split = events.find((e) => e.type === 'forward_split');
+    assert.ok(split, JSON.stringify(events));
+    assert.ok(Number(split.quantity_after) > Number(split.quantity_before), 'the split multiplies the shares held');
+    assert.ok(events.some((e) => e.type === 'cash_dividend' && e.phase === 'ex' && e.symbol === split.symbol));
+    assert.ok(events.some((e) => e.type === 'cash_dividend' && e.phase === 'payable'), 'a dividend paid into cash');
+    const page = await ledger.app.inject({ method: 'GET', url: '/agents/demo-income', headers: { accept: 'text/html' } });
+    assert.match(page.body, /forward_split|split/i);
+  });
+
+  it('every demo agent passes ledger verify --performance', async () => {
+    const base = await ledger.app.listen({ port: 0, host: '127.0.0.1' });
+    for (const a of created) {
+      const out: string[] = [];
+      assert.equal(await verifyPerformance(`${base}/agents/${a.handle}`, (l) => out.push(l)), 0, out.join('\n'));
+      assert.ok(out.some((l) => l.startsWith('ok   performance model')), out.join('\n'));
     }
   });
 

@@ -4,7 +4,7 @@
 // everything known when a step answers `restate` or `out_of_order`. Shared by the hand-computed
 // vectors (perf-v2.test.ts) and the properties (test/property/performance.property.test.ts).
 import assert from 'node:assert/strict';
-import type { ActionInput } from '../../src/performance/actions.ts';
+import { closesStoredBefore, type ActionInput, type CloseSave } from '../../src/performance/actions.ts';
 import { advance, publish, startState, type EngineState, type PublishOptions, type PublishedReport } from '../../src/performance/engine.ts';
 import { benchmarkBase } from '../../src/performance/perf.ts';
 import type { Close, DecisionInput } from '../../src/performance/portfolio.ts';
@@ -20,6 +20,16 @@ export type World = {
 /** One step: value through `through` with the decisions and actions given (those already given are skipped by the engine or the driver). */
 export type Step = { through: string; decisions: DecisionInput[]; actions: ActionInput[] };
 
+/** The instant this world's closes were stored: the close of date D at D + 1, 00:30 UTC (as the pricing job keeps them). */
+export const storedAt = (date: string) => new Date(Date.parse(`${date}T00:30:00.000Z`) + 86_400_000).toISOString();
+
+/** The actions with when a close they change was stored before them (actions.ts closesStoredBefore), by storedAt. */
+export function withStoredCloses(w: World, actions: ActionInput[]): ActionInput[] {
+  const saves = (list: Close[]): CloseSave[] => list.map((c) => ({ fetched_at: storedAt(c.date), last_date: c.date }));
+  const bySymbol = new Map<string, CloseSave[]>([[w.benchmark.symbol, saves(w.benchmark.closes)], ...Object.entries(w.closes).map(([s, l]) => [s, saves(l)] as [string, CloseSave[]])]);
+  return closesStoredBefore(actions, (symbol) => bySymbol.get(symbol) ?? []);
+}
+
 const inRange = (list: Close[], after: string | null, through: string) => list.filter((c) => (after === null || c.date > after) && c.date <= through);
 
 function closesFor(w: World, after: string | null, through: string): Record<string, Close[]> {
@@ -34,7 +44,7 @@ function base(w: World, decisions: DecisionInput[]) {
 /** From scratch: every decision and action given, valued through `through`. */
 export function fromScratch(w: World, through: string, decisions: DecisionInput[] = w.decisions, actions: ActionInput[] = w.actions): EngineState {
   const got = advance(startState('model', w.benchmark.symbol, w.start_value, 'perf_v2'), {
-    decisions, through, benchmark: inRange(w.benchmark.closes, null, through), benchmarkBase: base(w, decisions), closes: closesFor(w, null, through), actions,
+    decisions, through, benchmark: inRange(w.benchmark.closes, null, through), benchmarkBase: base(w, decisions), closes: closesFor(w, null, through), actions: withStoredCloses(w, actions),
   });
   assert.ok(got.ok, got.ok ? '' : got.message);
   return got.state;
@@ -53,7 +63,7 @@ export function stepwise(w: World, steps: Step[]): { state: EngineState; states:
     actions.push(...step.actions);
     const got = advance(state, {
       decisions: fresh, through: step.through, benchmark: inRange(w.benchmark.closes, state.valued_through, step.through),
-      benchmarkBase: state.inception === null ? base(w, fresh) : undefined, closes: closesFor(w, state.valued_through, step.through), actions: step.actions,
+      benchmarkBase: state.inception === null ? base(w, fresh) : undefined, closes: closesFor(w, state.valued_through, step.through), actions: withStoredCloses(w, step.actions),
     });
     if (got.ok) state = JSON.parse(JSON.stringify(got.state)) as EngineState; // stored as JSON between steps, as the service does
     else {

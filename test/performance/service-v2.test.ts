@@ -1,12 +1,13 @@
-// The performance use case with method perf_v2 on both stores: corporate actions read through
-// PerformanceDeps.corporateActions, a late action restating the stored report (computed again
-// from scratch, to the figures a fresh computation gives), the price-return benchmark on request,
-// and a stored perf_v1 report computed again as perf_v2.
+// The performance use case with method perf_v2 on both stores: corporate actions stored as facts
+// and read through storedActions, a late action (learned after a close it changes was stored)
+// restating the stored report (computed again from scratch, to the figures a fresh computation
+// gives), one learned after its ex-date but before any close it changes was stored restating
+// nothing, the price-return benchmark on request, and a stored perf_v1 report computed again as perf_v2.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import type { ActionInput } from '../../src/performance/actions.ts';
-import { PerformanceService } from '../../src/performance/service.ts';
+import { PerformanceService, storedActions } from '../../src/performance/service.ts';
+import type { CorporateActionFacts } from '../../src/store/market-port.ts';
 import type { Computed } from '../../src/performance/types.ts';
 import type { Agent } from '../../src/domain/types.ts';
 import { marketStoreOf } from '../../src/store/market.ts';
@@ -22,16 +23,18 @@ const computed = (r: Awaited<ReturnType<PerformanceService['report']>>): Compute
 await forEachStore('performance service, perf_v2', (kind) => {
   let app: PerformanceApp;
   let agent: Agent;
-  const known: ActionInput[] = [];
   const asked: string[][] = [];
   const v2 = (market = app.market) => new PerformanceService({
     store: app.store, market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
     corporateActions: async (source, symbols) => {
       assert.equal(source, 'synthetic', 'the actions of the agent\'s price source');
       asked.push(symbols);
-      return known.filter((a) => symbols.includes(a.symbol));
+      return storedActions(app.market, source, symbols);
     },
   });
+  /** Stores an action as the pricing job would, learned now (the clock's instant). */
+  const learn = (a: Omit<CorporateActionFacts, 'source' | 'record_date' | 'special' | 'raw'>) =>
+    app.market.saveCorporateActions([{ ...a, source: 'synthetic', record_date: null, special: null, raw: JSON.stringify(a) }], app.clock.now().toISOString());
 
   before(async () => {
     app = await performanceApp(await kind.open(), new SyntheticMarketData('decision-ledger'));
@@ -61,8 +64,10 @@ await forEachStore('performance service, perf_v2', (kind) => {
       const first = computed(await service.report(agent, 'model'));
       const held = first.report.holdings.positions[0]!;
       const ex = first.report.series.at(-5)!.date;
-      const earlier = new Date(Date.parse(ex) - 20 * DAY).toISOString();
-      known.push({ provider_id: 'split-1', type: 'forward_split', symbol: held.symbol, ex_date: ex, payable_date: null, process_date: ex, old_rate: '1', new_rate: '2', rate: null, seen_at: earlier });
+      const now = app.clock.t;
+      app.clock.t = Date.parse(ex) - 20 * DAY; // learned 20 days before its ex-date
+      await learn({ provider_id: 'split-1', type: 'forward_split', symbol: held.symbol, ex_date: ex, payable_date: null, process_date: ex, old_rate: '1', new_rate: '2', rate: null });
+      app.clock.t = now;
       // the report moves on a day later and meets the split dated where it is valued: computed again
       // from scratch; learned before its ex-date (seen_at), it is no restatement of a published figure
       app.clock.t += DAY;
@@ -72,15 +77,34 @@ await forEachStore('performance service, perf_v2', (kind) => {
       assert.ok(event, 'the split touched the largest holding');
       assert.equal(event.quantity_after, (Number(event.quantity_before) * 2).toString());
 
-      known.push({ provider_id: 'div-1', type: 'cash_dividend', symbol: held.symbol, ex_date: ex, payable_date: split.report.as_of, process_date: null, old_rate: null, new_rate: null, rate: '0.5', seen_at: app.clock.now().toISOString() });
+      await learn({ provider_id: 'div-1', type: 'cash_dividend', symbol: held.symbol, ex_date: ex, payable_date: split.report.as_of, process_date: null, old_rate: null, new_rate: null, rate: '0.5' });
       app.clock.t += DAY;
       const late = computed(await service.report(agent, 'model'));
       assert.deepEqual(late.report.restatement?.actions.map((a) => [a.provider_id, a.from, a.reason]), [['div-1', ex, 'late_action']]);
+      const stored = late.report.restatement!.actions[0]!.close_stored_at;
+      assert.ok(stored < late.report.restatement!.actions[0]!.seen_at && stored.slice(0, 10) > ex, 'the close of its ex-date was stored before it was learned');
       assert.ok(late.report.caveats.some((c) => c.code === 'restated'));
       const scratch = computed(await v2(forgetting(marketStoreOf(app.store))).report(agent, 'model'));
       assert.deepEqual(late.report, scratch.report);
       const before = late.report.series.filter((r) => r.date < ex);
       assert.deepEqual(before, first.report.series.filter((r) => r.date < ex), 'nothing before the ex-date changes');
+    });
+
+    it('an action learned after its ex-date, before any close it changes was stored, restates nothing', async () => {
+      const service = v2();
+      const first = computed(await service.report(agent, 'model'));
+      const held = first.report.holdings.positions.at(-1)!;
+      // the next weekday after as_of: no close of it is stored yet; learned the day after it
+      let ex = Date.parse(first.report.as_of!) + DAY;
+      while ([0, 6].includes(new Date(ex).getUTCDay())) ex += DAY;
+      const exDate = new Date(ex).toISOString().slice(0, 10);
+      app.clock.t = Math.max(app.clock.t, ex + DAY + 8 * 3600_000);
+      await learn({ provider_id: 'div-2', type: 'cash_dividend', symbol: held.symbol, ex_date: exDate, payable_date: exDate, process_date: null, old_rate: null, new_rate: null, rate: '0.25' });
+      const r = computed(await service.report(agent, 'model'));
+      const event = r.report.corporate_actions?.events.find((e) => e.provider_id === 'div-2' && e.phase === 'ex');
+      assert.ok(event, `the dividend of ${exDate} is applied`);
+      assert.deepEqual(r.report.restatement?.actions.filter((a) => a.provider_id === 'div-2') ?? [], [], 'learned before a close it changes was stored: not restated');
+      assert.deepEqual(r.report, computed(await v2(forgetting(marketStoreOf(app.store))).report(agent, 'model')).report, 'as from scratch');
     });
 
     it('answers the price-return benchmark on request, from the same state', async () => {

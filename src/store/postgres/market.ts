@@ -3,7 +3,7 @@
 // at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
 import type {
-  ChainInput, ChainTerms, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction, StoredReport,
 } from '../market-port.ts';
 import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
@@ -121,6 +121,16 @@ export class PostgresMarketStore implements MarketStore {
   async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {
     return (await this.q('SELECT date, close FROM market_raw_closes WHERE source = $1 AND symbol = $2 AND date >= $3 AND date <= $4 ORDER BY date',
       [source, symbol, from, to])).map((r) => ({ date: String(r.date), close: String(r.close) }));
+  }
+
+  async closeFacts(source: PriceSource, symbol: string, from: string, after: string | null, limit: number): Promise<CloseFact[]> {
+    return (await this.q('SELECT date, close, fetched_at FROM market_raw_closes WHERE source = $1 AND symbol = $2 AND date >= $3 AND date > $4 ORDER BY date LIMIT $5',
+      [source, symbol, from, after ?? '', limit])).map((r) => ({ date: String(r.date), close: String(r.close), fetchedAt: String(r.fetched_at) }));
+  }
+
+  async closeFetches(source: PriceSource, symbol: string): Promise<CloseFetch[]> {
+    return (await this.q('SELECT fetched_at, MAX(date) AS last_date FROM market_raw_closes WHERE source = $1 AND symbol = $2 GROUP BY fetched_at ORDER BY fetched_at',
+      [source, symbol])).map((r) => ({ fetchedAt: String(r.fetched_at), lastDate: String(r.last_date) }));
   }
 
   async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[], fetchedAt: string): Promise<void> {

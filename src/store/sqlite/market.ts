@@ -1,7 +1,7 @@
 // The market sub-port on SQLite (store/market-port.ts): the same database file as the SqliteStore
 // (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
 import type {
-  ChainInput, ChainTerms, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction, StoredReport,
 } from '../market-port.ts';
 import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
@@ -133,6 +133,18 @@ export class SqliteMarketStore implements MarketStore {
   async closes(source: PriceSource, symbol: string, from: string, to: string): Promise<StoredClose[]> {
     this.closesRead ??= this.db.prepare('SELECT date, close FROM market_raw_closes WHERE source = ? AND symbol = ? AND date >= ? AND date <= ? ORDER BY date').raw(true);
     return (this.closesRead.all(source, symbol, from, to) as string[][]).map(([date, close]) => ({ date: date!, close: close! }));
+  }
+
+  async closeFacts(source: PriceSource, symbol: string, from: string, after: string | null, limit: number): Promise<CloseFact[]> {
+    const rows = this.db.prepare('SELECT date, close, fetched_at FROM market_raw_closes WHERE source = ? AND symbol = ? AND date >= ? AND date > ? ORDER BY date LIMIT ?').raw(true)
+      .all(source, symbol, from, after ?? '', limit) as string[][];
+    return rows.map(([date, close, fetchedAt]) => ({ date: date!, close: close!, fetchedAt: fetchedAt! }));
+  }
+
+  async closeFetches(source: PriceSource, symbol: string): Promise<CloseFetch[]> {
+    const rows = this.db.prepare('SELECT fetched_at, MAX(date) FROM market_raw_closes WHERE source = ? AND symbol = ? GROUP BY fetched_at ORDER BY fetched_at').raw(true)
+      .all(source, symbol) as string[][];
+    return rows.map(([fetchedAt, lastDate]) => ({ fetchedAt: fetchedAt!, lastDate: lastDate! }));
   }
 
   async saveCloses(source: PriceSource, symbol: string, closes: StoredClose[], fetchedAt: string): Promise<void> {

@@ -17,6 +17,19 @@ export const PerformanceQuery = Type.Object({
   benchmark_return: Type.Optional(stringEnum(['total', 'price'] as const, { default: 'total', description: 'perf_v2: the benchmark\'s total return (dividends reinvested at the ex-date close) or its price return (splits only). A perf_v1 report\'s benchmark is always its price return.' })),
 }, { additionalProperties: false });
 
+export const InputsQuery = Type.Object({
+  portfolio: Type.Optional(stringEnum(PORTFOLIOS, { default: 'model', description: 'The portfolio whose report the inputs are of.' })),
+}, { additionalProperties: false });
+
+export const INPUTS_DESCRIPTION = [
+  'Every input of the portfolio\'s report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/performance.md §9), streamed in bounded memory as the client reads.',
+  'Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"}}`: the report\'s through_seq and as_of say which report these are the inputs of.',
+  'Then `{"kind":"record","type":"decision"|"execution","chain_seq","id","recorded_at","symbol","content","observation"}` for each record applied, in chain order (`content`: the canon_v1 content text the chain hashes; `observation`: the price at receipt);',
+  '`{"kind":"corporate_action","provider_id","revision","source","type","symbol","ex_date","payable_date","process_date","record_date","old_rate","new_rate","rate","special","seen_at","raw"}` for each version of each corporate action the report was given;',
+  '`{"kind":"close","symbol","date","close","fetched_at"}` for each stored raw close of each symbol of the records (from the inception date) and of the benchmark (from 10 days before it), by symbol then date;',
+  'last `{"kind":"end","records","corporate_actions","closes"}`: a bundle without it was cut short. 404 not_found while the portfolio has no report.',
+].join('\n\n');
+
 const METHOD = stringEnum(['perf_v1', 'perf_v2'] as const, { description: 'The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.' });
 const BENCHMARK_BASIS = stringEnum(['price_return', 'total_return'] as const, { description: '`total_return`: dividends reinvested at the ex-date close (perf_v2\'s default); `price_return`: splits only (perf_v1, or benchmark_return=price).' });
 const CAVEAT_CODES = [
@@ -117,8 +130,9 @@ const Restatement = Type.Object({
   from: DATE,
   actions: Type.Array(Type.Object({
     from: DATE, provider_id: Type.String(), type: ACTION_TYPE, symbol: Type.String(),
-    reason: stringEnum(['late_action', 'correction'] as const, { description: '`late_action`: learned after the engine valued past its effective date; `correction`: a new revision of a known action.' }),
+    reason: stringEnum(['late_action', 'correction'] as const, { description: '`late_action`: learned after a close it changes was stored (a report could value past its effective date without it); `correction`: a new revision of a known action, learned likewise.' }),
     seen_at: Type.String({ format: 'date-time', description: 'When the ledger learned it.' }),
+    close_stored_at: Type.String({ format: 'date-time', description: 'When the ledger stored the first close of the symbol dated on or after the action\'s effective date: before `seen_at`.' }),
   })),
 }, { description: 'perf_v2: the figures from `from` on differ from those published before these actions were known (caveat `restated`).' });
 

@@ -1,5 +1,8 @@
 // GET /v1/agents/{handle}/performance?portfolio=model|broker[&format=csv][&benchmark_return=total|price]:
 // a portfolio's daily series and metrics (docs/performance.md). Public, cached like the profile.
+// GET .../performance/inputs: the inputs bundle of that report (performance/bundle.ts), streamed.
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { sendError } from '../../errors.ts';
 import { sendJsonText } from '../../json-body.ts';
@@ -11,7 +14,7 @@ import { outcomeCursor, outcomesCsv, seqOfCursor } from '../../../performance/ou
 import { outcomesDocument, performanceCsv, performanceDocument } from '../../../performance/views.ts';
 import { errors } from '../../../ledger/errors.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
-import { OutcomesQuery, OutcomesResponse, PerformanceQuery, PerformanceResponse } from './performance-schemas.ts';
+import { INPUTS_DESCRIPTION, InputsQuery, OutcomesQuery, OutcomesResponse, PerformanceQuery, PerformanceResponse } from './performance-schemas.ts';
 import { HandleParams } from './schemas.ts';
 
 export async function performanceRoutes(app: App, options: PublicRouteOptions): Promise<void> {
@@ -52,6 +55,36 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
     return sendJsonText(reply, JSON.stringify(performanceDocument(handle, report.value, links)));
   });
   preflightRoute(app, '/v1/agents/:handle/performance');
+
+  app.get('/v1/agents/:handle/performance/inputs', {
+    schema: {
+      operationId: 'getPerformanceInputs',
+      security: publicSecurity,
+      summary: 'Every input of a portfolio\'s report, to compute it again (NDJSON, streamed)',
+      description: INPUTS_DESCRIPTION,
+      tags: PUBLIC_TAG,
+      params: HandleParams,
+      querystring: InputsQuery,
+      produces: ['application/x-ndjson'],
+      response: {
+        200: Type.String({ description: 'NDJSON (perf_inputs_v1): a header line, the records, the corporate actions, the closes, an end line.' }),
+        ...errorResponses(400, 404, 429, 502),
+      },
+    },
+  }, async function getPerformanceInputs(request, reply) {
+    const { handle } = request.params;
+    const portfolio = (request.query.portfolio ?? 'model') as Portfolio;
+    const found = await options.reads.agentByHandle(handle);
+    if (!found.ok) return sendError(request, reply, found.error);
+    const bundle = await performance.inputs(found.value, portfolio);
+    if (!bundle.ok) return sendError(request, reply, bundle.error);
+    cacheFor(reply, 'short');
+    const raw = reply as FastifyReply; // a stream is outside the documented 200 schema
+    raw.header('content-disposition', `attachment; filename="${handle}-${portfolio}-inputs.ndjson"`);
+    raw.type('application/x-ndjson; charset=utf-8');
+    return raw.send(Readable.from(bundle.value.lines, { objectMode: false }));
+  });
+  preflightRoute(app, '/v1/agents/:handle/performance/inputs');
 
   app.get('/v1/agents/:handle/performance/outcomes', {
     schema: {

@@ -1,0 +1,188 @@
+// The inputs bundle of a performance report (issue 25, scope 5): every input the report was
+// computed from, public, so that anyone can compute it again (`ledger verify --performance`,
+// src/verify/performance.ts) with the documented method (docs/performance.md §9).
+// Owns: the bundle's lines (format `perf_inputs_v1`, NDJSON): a header naming the report it
+// belongs to (through_seq, as_of) and its method; the records it applied, each with its
+// observation; the corporate actions it was given, with their provider ids and revisions; the raw
+// closes of each symbol of the records and of the benchmark, with when each was stored; an end line
+// with the counts. The lines are produced as the reader takes them, a store page at a time, so a
+// bundle of any size is streamed in bounded memory.
+
+import type { ChainInput, MarketStore, ObservedPrice, PriceSource, StoredCorporateAction } from '../store/market-port.ts';
+import { factKey, type ActionInput } from './actions.ts';
+import type { EngineState, Portfolio } from './engine.ts';
+import { fillInput, termsOf } from './inputs.ts';
+import { utcDate } from './portfolio.ts';
+import { dateOfDay, dayNumber } from '../market/calendar.ts';
+
+export const INPUTS_FORMAT = 'perf_inputs_v1';
+/** Days before the inception date the benchmark's closes are given from (the report's base may be the close before it). */
+export const BENCHMARK_LOOKBACK_DAYS = 10;
+/** Rows per store read. */
+const PAGE = 1000;
+/** Lines are sent in chunks of about this many characters (one socket write each, not one per line). */
+const CHUNK_CHARS = 64 * 1024;
+
+export type InputsHeader = {
+  object: 'performance_inputs';
+  format: typeof INPUTS_FORMAT;
+  agent: string;
+  portfolio: Portfolio;
+  method: EngineState['method'];
+  /** The report these inputs give: its last chain seq applied and its last valued date. */
+  through_seq: number;
+  as_of: string | null;
+  computed_at: string;
+  start_value: string;
+  price_source: { source: PriceSource; feed: string | null; synthetic: boolean } | null;
+  synthetic: boolean;
+  /** The benchmark: its symbol, and the price it was observed at on the first record's receipt (null when its base is a close). */
+  benchmark: { symbol: string; inception_price: string | null };
+  /** Closes are given from these dates on: the inception date (symbols), BENCHMARK_LOOKBACK_DAYS before it (benchmark). */
+  closes_from: { symbols: string | null; benchmark: string | null };
+};
+
+/** One record the report applied: a decision (model) with its observation, or an execution (broker). */
+export type RecordLine = {
+  kind: 'record';
+  type: 'decision' | 'execution';
+  chain_seq: number;
+  id: string;
+  recorded_at: string;
+  /** The record's symbol column (the decision's symbol when its content has none). */
+  symbol: string | null;
+  /** The content document, canon_v1 text as hashed in the chain (compare it with the export). */
+  content: string;
+  observation: ObservedPrice | null;
+};
+
+export type ActionLine = {
+  kind: 'corporate_action';
+  provider_id: string;
+  /** The stored revision of that provider id (1 first), null when the report was given a fact the store does not hold. */
+  revision: number | null;
+  source: PriceSource;
+  type: string;
+  symbol: string;
+  ex_date: string | null;
+  payable_date: string | null;
+  process_date: string | null;
+  record_date: string | null;
+  old_rate: string | null;
+  new_rate: string | null;
+  rate: string | null;
+  special: boolean | null;
+  seen_at: string;
+  /** The provider's object as canonical JSON, null when not stored. */
+  raw: string | null;
+};
+
+export type CloseLine = { kind: 'close'; symbol: string; date: string; close: string; fetched_at: string };
+export type EndLine = { kind: 'end'; records: number; corporate_actions: number; closes: number };
+export type InputsLine = InputsHeader | RecordLine | ActionLine | CloseLine | EndLine;
+
+export type BundleSource = {
+  market: MarketStore;
+  agentId: string;
+  handle: string;
+  portfolio: Portfolio;
+  state: EngineState;
+  throughSeq: number;
+  computedAt: string;
+  priceSource: InputsHeader['price_source'];
+  synthetic: boolean;
+};
+
+/** The header of the bundle of a computed report. */
+export function inputsHeader(b: BundleSource): InputsHeader {
+  const s = b.state;
+  const inception = s.inception === null ? null : utcDate(s.inception);
+  return {
+    object: 'performance_inputs', format: INPUTS_FORMAT, agent: b.handle, portfolio: b.portfolio, method: s.method,
+    through_seq: b.throughSeq, as_of: s.valued_through, computed_at: b.computedAt, start_value: s.start_value,
+    price_source: b.priceSource, synthetic: b.synthetic,
+    benchmark: { symbol: s.benchmark.symbol, inception_price: s.benchmark.base_from === 'inception_price' ? s.benchmark.base_price : null },
+    closes_from: { symbols: inception, benchmark: inception === null ? null : dateOfDay(dayNumber(inception) - BENCHMARK_LOOKBACK_DAYS) },
+  };
+}
+
+/** The bundle's text in chunks of whole lines (each ends with a newline), header first, end line last. */
+export async function* inputsLines(b: BundleSource): AsyncGenerator<string> {
+  let chunk = '';
+  for await (const text of bundleLines(b)) {
+    chunk += text;
+    if (chunk.length < CHUNK_CHARS) continue;
+    yield chunk;
+    chunk = '';
+  }
+  if (chunk !== '') yield chunk;
+}
+
+async function* bundleLines(b: BundleSource): AsyncGenerator<string> {
+  const header = inputsHeader(b);
+  yield line(header);
+  const symbols = new Set<string>();
+  let records = 0;
+  for await (const r of recordsOf(b)) {
+    symbols.add(r.type === 'decision' ? termsOf(r).symbol : fillInput(r).symbol);
+    records++;
+    yield line({ kind: 'record', type: r.type as RecordLine['type'], chain_seq: r.chainSeq, id: r.id, recorded_at: r.recordedAt, symbol: r.symbol, content: r.content, observation: r.observation } satisfies RecordLine);
+  }
+  const actions = await actionLines(b);
+  for (const a of actions) yield line(a);
+  let closes = 0;
+  const source = b.priceSource?.source;
+  const { symbols: from, benchmark: benchFrom } = header.closes_from;
+  if (source !== undefined && from !== null && benchFrom !== null) {
+    symbols.delete(header.benchmark.symbol);
+    const lists: Array<[string, string]> = [...[...symbols].sort().map((s): [string, string] => [s, from]), [header.benchmark.symbol, benchFrom]];
+    for (const [symbol, since] of lists) {
+      if (symbol === '') continue;
+      for (let after: string | null = null; ;) {
+        const page = await b.market.closeFacts(source, symbol, since, after, PAGE);
+        for (const c of page) yield line({ kind: 'close', symbol, date: c.date, close: c.close, fetched_at: c.fetchedAt } satisfies CloseLine);
+        closes += page.length;
+        if (page.length < PAGE) break;
+        after = page[page.length - 1]!.date;
+      }
+    }
+  }
+  yield line({ kind: 'end', records, corporate_actions: actions.length, closes } satisfies EndLine);
+}
+
+const line = (value: InputsLine) => `${JSON.stringify(value)}\n`;
+
+/** The records the report applied, in chain order: decisions (model) or executions (broker), seq up to through_seq. */
+async function* recordsOf(b: BundleSource): AsyncGenerator<ChainInput> {
+  const type = b.portfolio === 'model' ? 'decision' : 'execution';
+  for (let after = 0; after < b.throughSeq;) {
+    const page = await b.market.chainInputs(b.agentId, after, Math.min(PAGE, b.throughSeq - after));
+    for (const r of page) {
+      if (r.chainSeq > b.throughSeq) return;
+      if (r.type === type) yield r;
+    }
+    const last = page[page.length - 1];
+    if (last === undefined) return;
+    after = last.chainSeq;
+  }
+}
+
+/** The corporate actions the report was given (every version, canonical order), with their stored revisions. */
+async function actionLines(b: BundleSource): Promise<ActionLine[]> {
+  const given = b.state.corporate?.actions ?? [];
+  const source = b.priceSource?.source;
+  const stored = new Map<string, StoredCorporateAction>();
+  if (source !== undefined) {
+    for (const symbol of new Set(given.map((a) => a.symbol))) {
+      for (const a of await b.market.corporateActionHistory(source, symbol)) stored.set(factKey(a), a);
+    }
+  }
+  return given.map((a: ActionInput): ActionLine => {
+    const s = stored.get(factKey(a));
+    return {
+      kind: 'corporate_action', provider_id: a.provider_id, revision: s?.revision ?? null, source: s?.source ?? (source as PriceSource), type: a.type, symbol: a.symbol,
+      ex_date: a.ex_date, payable_date: a.payable_date, process_date: a.process_date, record_date: s?.record_date ?? null,
+      old_rate: a.old_rate, new_rate: a.new_rate, rate: a.rate, special: a.special ?? null, seen_at: a.seen_at, raw: s?.raw ?? null,
+    };
+  });
+}
