@@ -81,12 +81,12 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   if (metrics) ledger.app.log.info(`metrics on ${metrics.url}`);
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
-  const log = startIntegrator(store, logKey, {
-    info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
-  });
   const witnessing = witnessPolicy ? startWitnessing(store, witnessPolicy, {
     info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
   }) : null;
+  const log = startIntegrator(store, logKey, {
+    info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
+  }, witnessing ? () => witnessing.wake() : undefined);
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
   pricing.start();
   ledger.app.log.info(`market data: ${market.market.description}`);

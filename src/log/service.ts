@@ -39,10 +39,11 @@ export async function loadServiceLogKey(config: Config, logger: LogLogger): Prom
   return key;
 }
 
-export function startIntegrator(store: LedgerStore, key: LogKey, logger: LogLogger): RunningLog {
+export function startIntegrator(store: LedgerStore, key: LogKey, logger: LogLogger, onCheckpoint?: (treeSize: number) => void): RunningLog {
   const integrator = new Integrator({
     log: store.log,
     key,
+    ...(onCheckpoint ? { onCheckpoint } : {}),
     onError: throttled(logger.error),
     onTakeOver: (size) => logger.info(`log integrator: this node integrates the global log (tree size ${size})`),
   });

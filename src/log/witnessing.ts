@@ -81,6 +81,11 @@ export class WitnessingJob {
     this.job.start();
   }
 
+  /** Looks at the latest checkpoint now (the integrator just signed one) instead of at the next poll. */
+  wake(): void {
+    this.job.wake();
+  }
+
   /** Stops asking; waits a little for the requests in flight (a hung witness is not waited for), then gives up the hold. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -129,7 +134,10 @@ export class WitnessingJob {
     for (const a of this.asked) {
       if (a.inFlight || a.cosignedSize >= checkpoint.treeSize || (!ignoreBackoff && now < a.nextAt)) continue;
       a.inFlight = this.ask(session, a, checkpoint).catch((err: Error) => this.failed(session, a, `the log could not ask it: ${err.message}`))
-        .finally(() => { a.inFlight = null; });
+        .finally(() => {
+          a.inFlight = null;
+          if (!this.stopped) this.job.wake(); // a newer checkpoint may be waiting for this witness
+        });
     }
   }
 
