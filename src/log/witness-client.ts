@@ -5,10 +5,9 @@
 // exchange is bounded in time and bytes, redirects are refused (a POST turned into a GET).
 import { b64Encode } from '../core/base64.ts';
 import { verifyRaw } from '../core/ed25519.ts';
-import type { Hash } from '../core/merkle.ts';
-import { parseDecimalCount, parseNote, type Vkey } from '../core/note.ts';
 import { checkCosignature } from '../core/cosignature.ts';
-import { hashesEqual } from '../core/merkle.ts';
+import { hashesEqual, type Hash } from '../core/merkle.ts';
+import { parseDecimalCount, parseNote, type Vkey } from '../core/note.ts';
 import { bodyText, boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
 
 export const SIZE_CONTENT_TYPE = 'text/x.tlog.size';
