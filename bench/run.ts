@@ -30,6 +30,13 @@ const SUITES: Record<string, Suite> = {
       return m.logBench(m.logOptions(args));
     },
   },
+  witness: {
+    usage: '[--rate 200] [--seconds 30] [--no-postgres]',
+    run: async (args) => {
+      const m = await import('./witness.ts');
+      return m.witnessBench(m.witnessOptions(args));
+    },
+  },
   site: {
     usage: '[--records 1000000] [--duration 10] [--warmup 2] [--connections 4] [--no-postgres]',
     run: async (args) => {

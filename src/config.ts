@@ -18,6 +18,8 @@ export type Config = {
   logKeyFile: string | null;
   /** The global log's origin, also its key name (log_v1 §2). */
   logOrigin: string;
+  /** A C2SP tlog-policy file naming the witnesses asked to cosign checkpoints and the quorum (LEDGER_WITNESS_POLICY, docs/witnesses.md); null: none asked. */
+  witnessPolicyFile: string | null;
   brokers: BrokerConfig;
   anchor: AnchorConfig;
   metrics: MetricsConfig;
@@ -117,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     logKeyFile: env.LEDGER_LOG_KEY_FILE || null,
     logOrigin,
+    witnessPolicyFile: env.LEDGER_WITNESS_POLICY || null,
     brokers: loadBrokerConfig(env, databaseUrl),
     anchor: loadAnchorConfig(env),
     metrics: loadMetricsConfig(env, port),

@@ -4,7 +4,7 @@ import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
 import { ConfigError, type Config } from './config.ts';
 import { signatureChecker } from './ledger/signing.ts';
-import { loadServiceLogKey, startIntegrator } from './log/service.ts';
+import { loadServiceLogKey, loadWitnessPolicy, startIntegrator, startWitnessing } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
 import { KeyringError, keyringLoader, SyncWorker } from './brokers/service.ts';
 import { startAnchoring } from './anchor/service.ts';
@@ -46,6 +46,11 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await store.close();
     throw err;
   });
+  const witnessPolicy = config.witnessPolicyFile ? await loadWitnessPolicy(config.witnessPolicyFile).catch(async (err) => {
+    await readReplica?.close();
+    await store.close();
+    throw new ConfigError((err as Error).message);
+  }) : null;
   // The vault's keyring is checked against the database before anything listens: a wrong, malformed
   // or missing key stops the start (one line), rather than failing the first connect or sync.
   const keyring = keyringLoader(config.brokers, (level, message) => keyNotes.push({ level: level === 'info' ? 'info' : 'warn', message }), store);
@@ -65,6 +70,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     checkSignature: signatureChecker(store, verifier.verify),
     logger: loggerOptions(config.logLevel),
     logVkey: logKey.vkey,
+    witnessPolicy,
     readReplica,
     keyring,
   });
@@ -75,9 +81,12 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   if (metrics) ledger.app.log.info(`metrics on ${metrics.url}`);
   const brokerSync = new SyncWorker(ledger.brokers, config.brokers.syncIntervalS, (level, message, fields) => ledger.app.log[level](fields ?? {}, message));
   brokerSync.start();
+  const witnessing = witnessPolicy ? startWitnessing(store, witnessPolicy, {
+    info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
+  }) : null;
   const log = startIntegrator(store, logKey, {
     info: (m) => ledger.app.log.info(m), warn: (m) => ledger.app.log.warn(m), error: (m) => ledger.app.log.error(m),
-  });
+  }, witnessing ? () => witnessing.wake() : undefined);
   const anchoring = startAnchoring(store, config.anchor, (m) => ledger.app.log.warn(m));
   pricing.start();
   ledger.directoryJob.start();
@@ -93,6 +102,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await webhooks.stop();
     await metrics?.close();
     await anchoring.stop();
+    await witnessing?.stop();
     await log.stop();
     await verifier.close();
     await readReplica?.close();

@@ -17,6 +17,7 @@ import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
+import type { WitnessPolicy } from '../core/witness-policy.ts';
 import type { Agent } from '../domain/types.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, MAX_PATH_SEGMENT, sendError } from './errors.ts';
 import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
@@ -68,6 +69,8 @@ export type AppDeps = {
   logger?: boolean | object;
   /** The vkey of this node's log key (log/key.ts), published on /transparency while the log is empty. */
   logVkey?: string;
+  /** The witness policy (LEDGER_WITNESS_POLICY): checkpoints are published with their cosignatures and quorum status. */
+  witnessPolicy?: WitnessPolicy | null;
   /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
   decisions?: DecisionService;
   /** Broker connections; built from config, store and clock when omitted. */
@@ -168,7 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
   await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
-  const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl);
+  const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl, deps.witnessPolicy ? { policy: deps.witnessPolicy, cosignatures: store.cosignatures } : null);
   const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
   const performance = deps.performance ?? performanceOf(store, {
     provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,

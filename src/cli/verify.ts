@@ -5,6 +5,8 @@ import { readFile } from 'node:fs/promises';
 import { checkProofAnchor, runAnchorCheck } from '../anchor/check.ts';
 import { verifyPerformance } from '../verify/performance.ts';
 import { runVerify, type VerifyOptions } from '../verify/run.ts';
+import { readWitnessPolicy } from '../verify/log.ts';
+import type { WitnessPolicy } from '../core/witness-policy.ts';
 
 /** A proof bundle's text when the source is one (file or URL), for its anchor_proof; else null. */
 async function proofText(source: string): Promise<string | null> {
@@ -31,11 +33,20 @@ export function registerVerifyCommand(program: Command): void {
     .option('--header <file>', 'a Bitcoin block header (80 bytes, raw or hex) to check .ots anchors against (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--headers-url <url>', 'an Esplora-style API (/block-height/<h>, /block/<hash>/header) to fetch block headers from for .ots anchors')
     .option('--checkpoint <file>', 'for a .ots source: the checkpoint (signed note) it must timestamp')
+    .option('--witness-policy <file>', 'a C2SP tlog-policy file (witness, group and quorum lines): every checkpoint verified must carry valid cosignatures satisfying its quorum')
+    .option('--witness <vkey>', 'a witness\'s cosigner vkey (type 0x04) whose cosignatures count (repeatable; with --quorum)', (v: string, all: string[] = []) => [...all, v])
+    .option('--quorum <n>', 'how many of the --witness witnesses must have cosigned each checkpoint verified (default: all of them)', (v: string) => {
+      if (!/^[0-9]{1,3}$/.test(v)) throw new Error('--quorum must be a whole number');
+      return Number(v);
+    })
     .option('--workers <n>', 'worker threads (0: verify in the main thread)', (v: string) => {
       if (!/^[0-9]{1,2}$/.test(v)) throw new Error('--workers must be an integer from 0 to 99');
       return Number(v);
     })
-    .action(async (source: string, opts: { performance?: boolean; pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string; checkpoint?: string }) => {
+    .action(async (source: string, opts: {
+      performance?: boolean; pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string;
+      checkpoint?: string; witnessPolicy?: string; witness?: string[]; quorum?: number;
+    }) => {
       if (opts.performance) {
         process.exitCode = await verifyPerformance(source, (line) => console.log(line));
         return;
@@ -50,7 +61,20 @@ export function registerVerifyCommand(program: Command): void {
         process.exitCode = await runAnchorCheck(source, anchorOptions, out);
         return;
       }
+      let witnessPolicy: WitnessPolicy | null;
+      try {
+        witnessPolicy = await readWitnessPolicy({
+          ...(opts.witnessPolicy !== undefined ? { file: opts.witnessPolicy } : {}),
+          ...(opts.witness ? { witnesses: opts.witness } : {}),
+          ...(opts.quorum !== undefined ? { quorum: opts.quorum } : {}),
+        });
+      } catch (e) {
+        out(`verdict: UNUSABLE INPUT: ${(e as Error).message}`);
+        process.exitCode = 2;
+        return;
+      }
       const code = await runVerify(source, {
+        witnessPolicy,
         pins: opts.pin ?? [],
         seen: opts.seen ?? [],
         ...(opts.workers !== undefined ? { workers: opts.workers } : {}),

@@ -283,7 +283,7 @@ export interface paths {
         };
         /**
          * The global log's latest signed checkpoint
-         * @description A C2SP tlog-checkpoint (signed note): origin, tree size and base64 root, then the log's Ed25519 signature line. Verify it with the vkey on /v1/transparency. 404 while the log is empty (an empty log publishes no checkpoint).
+         * @description A C2SP tlog-checkpoint (signed note): origin, tree size and base64 root, then the log's Ed25519 signature line. Verify it with the vkey on /v1/transparency. With a witness policy, the signature lines of every witness cosignature received for it follow (C2SP tlog-cosignature; docs/witnesses.md). 404 while the log is empty (an empty log publishes no checkpoint).
          */
         get: operations["getLogCheckpoint"];
         put?: never;
@@ -1766,6 +1766,13 @@ export interface operations {
                             checkpoint: string;
                             /** @description The same proof as C2SP tlog-proof@v1 text. */
                             tlog_proof: string;
+                            /** @description Present only when the service has a witness policy (LEDGER_WITNESS_POLICY): which witnesses cosigned the checkpoint (their signature lines follow the log's in `checkpoint`) and whether that satisfies the quorum. A checkpoint is cosigned within seconds of being signed; a fresh one may not be yet. */
+                            witnessed?: {
+                                /** @description The cosignatures on the checkpoint satisfy the policy's quorum. */
+                                quorum_satisfied: boolean;
+                                /** @description The policy names of the witnesses whose verified cosignature is on the checkpoint. */
+                                cosigned_by: string[];
+                            };
                         } | null;
                         inclusion_pending?: {
                             /** @enum {string} */
@@ -3342,6 +3349,30 @@ export interface operations {
                             checkpoint_url: string;
                             /** Format: uri */
                             tiles_url: string;
+                            /** @description Present only when the service has a witness policy (docs/witnesses.md): the quorum, whether the published checkpoint satisfies it, and each witness's state. */
+                            witnesses?: {
+                                /** @description The policy's quorum, in words. */
+                                quorum: string;
+                                checkpoint: {
+                                    /** @description The cosignatures on the checkpoint satisfy the policy's quorum. */
+                                    quorum_satisfied: boolean;
+                                    /** @description The policy names of the witnesses whose verified cosignature is on the checkpoint. */
+                                    cosigned_by: string[];
+                                } | null;
+                                witnesses: {
+                                    /** @description The witness's name in the policy. */
+                                    name: string;
+                                    /** @description Its cosigner vkey (C2SP tlog-cosignature, type 0x04). */
+                                    vkey: string;
+                                    last_cosigned_size: number | null;
+                                    last_cosigned_at: string | null;
+                                    last_error: string | null;
+                                    last_error_at: string | null;
+                                    /** @description Consecutive failed attempts (0 while it cosigns). */
+                                    failures: number;
+                                    next_attempt_at: string | null;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -3476,6 +3507,12 @@ export interface operations {
                         hashes: string[];
                         /** @description The signed checkpoint of tree_size, when one was published for that size. */
                         checkpoint: string | null;
+                        witnessed?: {
+                            /** @description The cosignatures on the checkpoint satisfy the policy's quorum. */
+                            quorum_satisfied: boolean;
+                            /** @description The policy names of the witnesses whose verified cosignature is on the checkpoint. */
+                            cosigned_by: string[];
+                        } | null;
                     };
                 };
             };

@@ -3,6 +3,7 @@
 // checks), here returning the result as data instead of printing it: a proof bundle, a chain
 // page or a walk over every page, or an export (NDJSON text or a byte stream).
 import { parseVkey, type Vkey } from '../core/note.ts';
+import { parseWitnessPolicy, policyOfWitnesses, type WitnessPolicy } from '../core/witness-policy.ts';
 import { fromDocument, openExport, openUrl, UnusableInput, type Source } from '../verify/documents.ts';
 import { publishedVkey } from '../verify/proof.ts';
 import {
@@ -21,6 +22,14 @@ export type VerifyOptions = {
    * the one the service publishes on /transparency; otherwise the signature is not checked (a note).
    */
   vkey?: string;
+  /**
+   * Witnesses to require, as `ledger verify` takes them: a C2SP tlog-policy (its text), or witness
+   * cosigner vkeys of which `quorum` (default: all) must have cosigned. A proof's checkpoint
+   * without valid cosignatures satisfying them fails the `witnesses` check.
+   */
+  witnessPolicy?: string;
+  witnesses?: string[];
+  quorum?: number;
   /** The API base the input came from: for the vkey and consistency proofs. */
   baseUrl?: string;
   fetch?: typeof fetch;
@@ -55,6 +64,7 @@ function apiBaseOf(url: string): string | null {
 async function verifySource(open: () => Source | Promise<Source>, options: VerifyOptions): Promise<Verification> {
   try {
     const pins = parsePins(options.pins ?? []);
+    witnessPolicyOf(options); // bad witness options are refused whatever the input
     const source = await open();
     const runner = () => inlineRunner;
     let report: Report;
@@ -84,5 +94,23 @@ async function logContext(options: VerifyOptions) {
     vkey = await publishedVkey(baseUrl, fetcher);
     if (vkey) vkeyFrom = `published on ${baseUrl}/transparency`;
   }
-  return { vkey, vkeyFrom, checkpoints: [], fetcher, baseUrl };
+  return { vkey, vkeyFrom, checkpoints: [], fetcher, baseUrl, witnessPolicy: witnessPolicyOf(options) };
+}
+
+/** The policy the options ask for, or null; unusable options throw. */
+function witnessPolicyOf(options: VerifyOptions): WitnessPolicy | null {
+  const vkeys = options.witnesses ?? [];
+  if (options.witnessPolicy !== undefined) {
+    if (vkeys.length > 0 || options.quorum !== undefined) throw new UnusableInput('witnessPolicy and witnesses/quorum are exclusive');
+    const policy = parseWitnessPolicy(options.witnessPolicy);
+    if (!policy.ok) throw new UnusableInput(`witnessPolicy: ${policy.error}`);
+    return policy.value;
+  }
+  if (vkeys.length === 0) {
+    if (options.quorum !== undefined) throw new UnusableInput('quorum needs the witnesses it counts (witnesses: [vkey, ...])');
+    return null;
+  }
+  const policy = policyOfWitnesses(vkeys, options.quorum ?? vkeys.length);
+  if (!policy.ok) throw new UnusableInput(`witnesses: ${policy.error}`);
+  return policy.value;
 }

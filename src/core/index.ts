@@ -18,3 +18,4 @@ export * from './tiles.ts';
 export * from './time.ts';
 export * from './tlog-proof.ts';
 export * from './verify.ts';
+export * from './witness-policy.ts';

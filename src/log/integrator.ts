@@ -25,6 +25,8 @@ export type IntegratorOptions = {
   now?: () => Date;
   onError?: (message: string) => void;
   onTakeOver?: (treeSize: number) => void;
+  /** Told after each batch's checkpoint is committed (the witnessing job wakes on it). */
+  onCheckpoint?: (treeSize: number) => void;
   batchSize?: number;
   batchWindowMs?: number;
   pollMs?: number;
@@ -173,6 +175,7 @@ export class Integrator {
     await held.session.integrate(held.range.size, batch);
     held.range = range;
     held.cursor = batch.leaves[batch.leaves.length - 1]!.sortKey;
+    this.options.onCheckpoint?.(range.size);
     return records.length;
   }
 

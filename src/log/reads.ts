@@ -10,6 +10,7 @@ import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import type { LogReader, StoredCheckpoint } from '../store/log-port.ts';
 import { BATCH_WINDOW_MS, leafData } from './integrator.ts';
 import { TileReader, tileKey } from './tree.ts';
+import { WitnessReads, type Witnessing, type WitnessedView } from './witness-reads.ts';
 
 export type LogTile = { bytes: Uint8Array; full: boolean; kind: 'hashes' | 'entries' };
 
@@ -20,6 +21,8 @@ export type InclusionProofView = {
   hashes: string[];
   checkpoint: string;
   tlog_proof: string;
+  /** Only with a witness policy: whether the checkpoint satisfies its quorum. */
+  witnessed?: WitnessedView;
 };
 
 /** What /proof says while a record waits for the integrator. */
@@ -30,14 +33,25 @@ export const LOOK_AGAIN_SECONDS = Math.max(1, Math.ceil((BATCH_WINDOW_MS * 4) / 
 
 export class LogReads {
   private readonly tileReader: TileReader;
+  private readonly witnesses: WitnessReads | null;
 
-  constructor(private readonly log: LogReader, private readonly vkey: string | null, private readonly baseUrl: string) {
+  constructor(private readonly log: LogReader, private readonly vkey: string | null, private readonly baseUrl: string, witnessing: Witnessing | null = null) {
     this.tileReader = new TileReader(log);
+    this.witnesses = witnessing ? new WitnessReads(witnessing) : null;
+  }
+
+  /**
+   * A checkpoint as published: with a witness policy, its note carries every cosignature received
+   * and `witnessed` says whether they satisfy the quorum; without one, as stored.
+   */
+  private async published(checkpoint: StoredCheckpoint): Promise<{ checkpoint: StoredCheckpoint; witnessed?: WitnessedView }> {
+    return this.witnesses ? this.witnesses.cosigned(checkpoint) : { checkpoint };
   }
 
   /** The latest signed checkpoint; null while the log is empty (an empty log publishes none). */
   async checkpoint(): Promise<StoredCheckpoint | null> {
-    return this.log.latestCheckpoint();
+    const latest = await this.log.latestCheckpoint();
+    return latest ? (await this.published(latest)).checkpoint : null;
   }
 
   /** `tile/<L>/<N>[.p/<W>]` or `tile/entries/<N>[.p/<W>]` below the log prefix. */
@@ -88,14 +102,16 @@ export class LogReads {
     if (size <= leaf.logIndex) return fail(errors.invalidRequest(`the record is at log index ${leaf.logIndex}, not in a tree of size ${size}`, 'tree_size'));
     const proof = await this.proofHashes(inclusionPlan(leaf.logIndex, size), leaf.logIndex);
     if (!proof.ok) return proof;
-    const checkpoint = size === latestSize ? latest : await this.log.checkpointAt(size);
+    const stored = size === latestSize ? latest : await this.log.checkpointAt(size);
+    const checkpoint = stored ? await this.published(stored) : null;
     return ok({
       record_id: recordId,
       log_index: leaf.logIndex,
       tree_size: size,
       leaf_hash: b64Encode(proof.value.leaf!),
       hashes: proof.value.hashes.map(b64Encode),
-      checkpoint: checkpoint?.note ?? null,
+      checkpoint: checkpoint?.checkpoint.note ?? null,
+      ...(this.witnesses ? { witnessed: checkpoint?.witnessed ?? null } : {}),
     });
   }
 
@@ -126,15 +142,17 @@ export class LogReads {
     const proof = await this.proofHashes(inclusionPlan(leaf.logIndex, latest.treeSize));
     if (!proof.ok) throw new Error(proof.error.message);
     const hashes = proof.value.hashes;
-    const tlog = encodeTlogProof({ index: leaf.logIndex, hashes, checkpoint: latest.note });
+    const { checkpoint, witnessed } = await this.published(latest);
+    const tlog = encodeTlogProof({ index: leaf.logIndex, hashes, checkpoint: checkpoint.note });
     if (!tlog.ok) throw new Error(tlog.error);
     return {
       inclusion_proof: {
         log_index: leaf.logIndex,
         tree_size: latest.treeSize,
         hashes: hashes.map(b64Encode),
-        checkpoint: latest.note,
+        checkpoint: checkpoint.note,
         tlog_proof: tlog.value,
+        ...(witnessed ? { witnessed } : {}),
       },
       inclusion_pending: null,
     };
@@ -142,14 +160,16 @@ export class LogReads {
 
   /** The log's part of /transparency: its key, its latest checkpoint, and where to read it. */
   async transparency() {
-    const latest = await this.log.latestCheckpoint();
+    const stored = await this.log.latestCheckpoint();
+    const latest = stored ? await this.published(stored) : null;
     return {
-      vkey: latest?.vkey ?? this.vkey,
-      checkpoint: latest?.note ?? null,
-      tree_size: latest?.treeSize ?? 0,
-      checkpoint_at: latest?.createdAt ?? null,
+      vkey: stored?.vkey ?? this.vkey,
+      checkpoint: latest?.checkpoint.note ?? null,
+      tree_size: stored?.treeSize ?? 0,
+      checkpoint_at: stored?.createdAt ?? null,
       checkpoint_url: `${this.baseUrl}/log/checkpoint`,
       tiles_url: `${this.baseUrl}/log/tile/`,
+      ...(this.witnesses ? { witnesses: await this.witnesses.transparency(latest?.witnessed ?? null) } : {}),
     };
   }
 }

@@ -1,10 +1,14 @@
 // The global log in a serving process: loads (or generates, once) the log key, and runs the
 // integrator beside the HTTP service until shutdown. On PostgreSQL every API node runs one; the
-// advisory lock lets exactly one of them integrate, and another takes over when it dies.
+// advisory lock lets exactly one of them integrate, and another takes over when it dies. With a
+// witness policy (LEDGER_WITNESS_POLICY), the witnessing job beside it asks the witnesses.
+import { readFile } from 'node:fs/promises';
 import type { Config } from '../config.ts';
+import { parseWitnessPolicy, type WitnessPolicy } from '../core/witness-policy.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { Integrator } from './integrator.ts';
 import { dataDirOf, loadLogKey, type LogKey } from './key.ts';
+import { WitnessingJob } from './witnessing.ts';
 
 export type LogLogger = { info: (message: string) => void; warn: (message: string) => void; error: (message: string) => void };
 
@@ -35,13 +39,36 @@ export async function loadServiceLogKey(config: Config, logger: LogLogger): Prom
   return key;
 }
 
-export function startIntegrator(store: LedgerStore, key: LogKey, logger: LogLogger): RunningLog {
+export function startIntegrator(store: LedgerStore, key: LogKey, logger: LogLogger, onCheckpoint?: (treeSize: number) => void): RunningLog {
   const integrator = new Integrator({
     log: store.log,
     key,
+    ...(onCheckpoint ? { onCheckpoint } : {}),
     onError: throttled(logger.error),
     onTakeOver: (size) => logger.info(`log integrator: this node integrates the global log (tree size ${size})`),
   });
   integrator.start();
   return { key, integrator, stop: () => integrator.stop() };
+}
+
+/** Reads and parses the witness policy file; throws with one clear line when it is unusable for the log. */
+export async function loadWitnessPolicy(path: string): Promise<WitnessPolicy> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new Error(`LEDGER_WITNESS_POLICY: the witness policy ${path} could not be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const policy = parseWitnessPolicy(text);
+  if (!policy.ok) throw new Error(`LEDGER_WITNESS_POLICY: the witness policy ${path}: ${policy.error}`);
+  const unreachable = policy.value.witnesses.filter((w) => w.url === null).map((w) => w.name);
+  if (unreachable.length > 0) throw new Error(`LEDGER_WITNESS_POLICY: the witness policy ${path}: witness ${unreachable.join(', ')} has no URL, so the log cannot ask it`);
+  return policy.value;
+}
+
+/** Starts asking the policy's witnesses to cosign each new checkpoint (witnessing.ts). */
+export function startWitnessing(store: LedgerStore, policy: WitnessPolicy, logger: LogLogger): WitnessingJob {
+  const job = new WitnessingJob({ policy, log: store.log, cosignatures: store.cosignatures, onNotice: throttled(logger.warn) });
+  job.start();
+  return job;
 }

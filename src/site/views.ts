@@ -32,7 +32,17 @@ export type AgentProfile = {
   caveats: Caveat[];
 };
 
-export type InclusionProof = { log_index: number; tree_size: number; hashes: string[]; checkpoint: string; tlog_proof: string };
+/** Only with a witness policy: whether a checkpoint's cosignatures satisfy its quorum. */
+export type WitnessedView = { quorum_satisfied: boolean; cosigned_by: string[] };
+
+export type InclusionProof = { log_index: number; tree_size: number; hashes: string[]; checkpoint: string; tlog_proof: string; witnessed?: WitnessedView };
+
+/** The witnesses' part of /v1/transparency's log, present only with a witness policy. */
+export type WitnessesView = {
+  quorum: string;
+  checkpoint: WitnessedView | null;
+  witnesses: { name: string; vkey: string; last_cosigned_size: number | null; last_cosigned_at: string | null; last_error: string | null; last_error_at: string | null; failures: number; next_attempt_at: string | null }[];
+};
 
 export type AnchorView = {
   tree_size: number; root: string; status: 'pending' | 'confirmed'; calendars: string[]; created_at: string;

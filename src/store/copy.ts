@@ -36,6 +36,8 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'log_checkpoints' },
   { name: 'log_anchors' },
   { name: 'log_anchor_state', seeded: true },
+  { name: 'log_cosignatures' },
+  { name: 'log_witness_attempts' },
   { name: 'price_observations' },
   { name: 'price_counts', derived: true },
   { name: 'priced_decisions', derived: true },

@@ -3,6 +3,7 @@
 import type { RecordType } from '../core/chain.ts';
 import type { LogStore } from './log-port.ts';
 import type { AnchorStore } from './anchor-port.ts';
+import type { CosignatureStore } from './cosignature-port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
@@ -85,6 +86,8 @@ export interface LedgerStore {
   readonly log: LogStore;
   /** Bitcoin anchors of the log's checkpoints (anchor-port.ts). */
   readonly anchors: AnchorStore;
+  /** Witness cosignatures of the log's checkpoints (cosignature-port.ts). */
+  readonly cosignatures: CosignatureStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

@@ -15,7 +15,8 @@ import { sha256Hex } from '../core/sha256.ts';
 import { parseEntryBundle, parseTile, tileLevels, tilePath, TILE_WIDTH, type Tile } from '../core/tiles.ts';
 import type { Failure } from './records.ts';
 import { UnusableInput } from './documents.ts';
-import { checkpointCheck, type LogCheck, type PinnedCheckpoint } from './proof.ts';
+import { checkpointCheck, witnessCheck, type LogCheck, type PinnedCheckpoint } from './proof.ts';
+import { parseWitnessPolicy, policyOfWitnesses, type WitnessPolicy } from '../core/witness-policy.ts';
 
 export { checkpointCheck, publishedVkey, verifyBundleInclusion, type LogCheck, type PinnedCheckpoint } from './proof.ts';
 
@@ -38,6 +39,33 @@ export async function readVkey(given: string): Promise<Vkey> {
   const vkey = parseVkey(text);
   if (!vkey.ok) throw new UnusableInput(`--vkey: ${vkey.error}`);
   return vkey.value;
+}
+
+/**
+ * The witness policy to require: a tlog-policy file (`--witness-policy`), or witness vkeys
+ * (`--witness`, repeatable) of which `--quorum` (default: all) must cosign; null when none is given.
+ */
+export async function readWitnessPolicy(given: { file?: string; witnesses?: string[]; quorum?: number }): Promise<WitnessPolicy | null> {
+  const vkeys = given.witnesses ?? [];
+  if (given.file !== undefined) {
+    if (vkeys.length > 0 || given.quorum !== undefined) throw new UnusableInput('--witness-policy and --witness/--quorum are exclusive: put the witnesses and the quorum in the policy file');
+    let text: string;
+    try {
+      text = await readFile(given.file, 'utf8');
+    } catch (e) {
+      throw new UnusableInput(`--witness-policy ${given.file}: not readable (${(e as Error).message})`);
+    }
+    const policy = parseWitnessPolicy(text);
+    if (!policy.ok) throw new UnusableInput(`--witness-policy ${given.file}: ${policy.error}`);
+    return policy.value;
+  }
+  if (vkeys.length === 0) {
+    if (given.quorum !== undefined) throw new UnusableInput('--quorum needs the witnesses it counts: give each with --witness <vkey> (or use --witness-policy)');
+    return null;
+  }
+  const policy = policyOfWitnesses(vkeys, given.quorum ?? vkeys.length);
+  if (!policy.ok) throw new UnusableInput(`--witness/--quorum: ${policy.error}`);
+  return policy.value;
 }
 
 export async function readPinnedCheckpoint(path: string): Promise<PinnedCheckpoint> {
@@ -164,13 +192,14 @@ export type LogWalk = { checks: LogCheck[]; entries: number; origin: string };
 
 export async function verifyLog(
   source: TileSource,
-  options: { vkey: Vkey | null; vkeyFrom: string; pins: PinnedCheckpoint[] },
+  options: { vkey: Vkey | null; vkeyFrom: string; pins: PinnedCheckpoint[]; witnessPolicy?: WitnessPolicy | null },
 ): Promise<LogWalk> {
   const noteBytes = await source.read('checkpoint');
   if (!noteBytes) throw new UnusableInput(`${source.origin}: no checkpoint`);
   const note = decoder.decode(noteBytes);
   const { check: signature, checkpoint } = checkpointCheck(note, options.vkey, options.vkeyFrom, 'the checkpoint');
   const checks: LogCheck[] = [signature];
+  if (options.witnessPolicy) checks.push(witnessCheck(note, options.witnessPolicy, 'the checkpoint'));
   if (!checkpoint) return { checks, entries: 0, origin: source.origin };
   const size = checkpoint.size;
 

@@ -8,6 +8,7 @@ import { verifyRaw } from '../core/ed25519.ts';
 import { hashesEqual, leafHash, verifyConsistency, verifyInclusion, type Hash } from '../core/merkle.ts';
 import { openCheckpoint, parseCheckpointBody, parseNote, parseVkey, type Checkpoint, type Vkey } from '../core/note.ts';
 import { parseTlogProof } from '../core/tlog-proof.ts';
+import { checkWitnessed, describeQuorum, type WitnessPolicy } from '../core/witness-policy.ts';
 import type { Failure } from './records.ts';
 
 /** One printed check: ok true / false, or null for a note (nothing to check). */
@@ -44,6 +45,21 @@ export function checkpointCheck(note: string, vkey: Vkey | null, vkeyFrom: strin
     : { check: { name: 'checkpoint', ok: false, summary: `${what} does not verify under the log key (${vkeyFrom}): ${opened.error}`, failures: [] }, checkpoint: body.value };
 }
 
+/**
+ * The witness check of a checkpoint under a policy (`--witness-policy`, `--witness` and `--quorum`):
+ * it passes only when its cosignatures by the policy's witnesses verify and satisfy the quorum.
+ */
+export function witnessCheck(note: string, policy: WitnessPolicy, what: string): LogCheck {
+  const quorum = describeQuorum(policy);
+  const r = checkWitnessed(note, policy, verifyRaw);
+  if (!r) return { name: 'witnesses', ok: false, summary: `${what} is not a signed note, so no cosignature can be checked`, failures: [] };
+  const failures: Failure[] = r.invalid.map((i) => ({ name: 'witnesses', where: what, detail: `${i.witness}: ${i.error}` }));
+  const by = r.cosigned.length === 0 ? 'no witness of the policy' : r.cosigned.map((c) => `${c.witness} (at ${new Date(c.time * 1000).toISOString()})`).join(', ');
+  if (r.satisfied && failures.length === 0) return { name: 'witnesses', ok: true, summary: `${what} is cosigned by ${by}: the quorum (${quorum}) holds`, failures };
+  if (!r.satisfied) failures.push({ name: 'witnesses', where: what, detail: `cosigned by ${by}; not by ${r.missing.join(', ') || 'none missing'}: the quorum (${quorum}) does not hold` });
+  return { name: 'witnesses', ok: false, summary: `${what} is refused: it does not carry valid cosignatures satisfying the witness policy (${quorum})`, failures };
+}
+
 type InclusionProof = { log_index: number; tree_size: number; hashes: string[]; checkpoint: string; tlog_proof: string };
 
 function asInclusion(v: unknown): InclusionProof | null {
@@ -64,11 +80,14 @@ export async function verifyBundleInclusion(
     vkeyFrom: string;
     pins: PinnedCheckpoint[];
     consistency: ((from: number, to: number) => Promise<Hash[] | null>) | null;
+    /** When given, the bundle's checkpoint must satisfy it (witnessCheck). */
+    witnessPolicy?: WitnessPolicy | null;
   },
 ): Promise<LogCheck[]> {
   if (bundle.inclusion_proof === null || bundle.inclusion_proof === undefined) {
     const checks: LogCheck[] = [{ name: 'inclusion_proof', ok: null, summary: 'none in the bundle: the global log has not included this record yet (look again shortly)', failures: [] }];
     for (const pin of options.pins) checks.push({ name: 'pinned_checkpoint', ok: null, summary: `${pin.path}: nothing to compare it with until the record is in a checkpoint`, failures: [] });
+    if (options.witnessPolicy) checks.push({ name: 'witnesses', ok: false, summary: 'a witness policy is required, and the bundle has no checkpoint to check it on', failures: [] });
     return checks;
   }
   const proof = asInclusion(bundle.inclusion_proof);
@@ -77,6 +96,7 @@ export async function verifyBundleInclusion(
 
   const { check: signature, checkpoint } = checkpointCheck(proof.checkpoint, options.vkey, options.vkeyFrom, 'the bundle\'s checkpoint');
   const checks: LogCheck[] = [signature];
+  if (options.witnessPolicy) checks.push(witnessCheck(proof.checkpoint, options.witnessPolicy, 'the bundle\'s checkpoint'));
   const entry = (bundle.record as { entry?: unknown } | null)?.entry;
   const failures: Failure[] = [];
   const at = `${where} at log index ${proof.log_index}`;

@@ -13,6 +13,7 @@ import {
   type ChunkRunner, type Pin, type Report,
 } from './walk.ts';
 import type { Vkey } from '../core/note.ts';
+import type { WitnessPolicy } from '../core/witness-policy.ts';
 import { feedOf, newestOnFeed, readSeen, type SeenRecord } from './seen.ts';
 
 export { parsePins } from './walk.ts';
@@ -30,6 +31,8 @@ export type VerifyOptions = {
   seen?: string[];
   /** The global log's vkey (text or a file); default: the one the service publishes on /transparency. */
   vkey?: string;
+  /** Every checkpoint verified must carry cosignatures satisfying it (readWitnessPolicy). */
+  witnessPolicy?: WitnessPolicy | null;
   /** Worker threads; 0 verifies in the main thread. Default: one per core, up to 4. */
   workers?: number;
   fetcher?: typeof fetch;
@@ -58,7 +61,7 @@ async function resolveVkey(given: string | undefined, baseUrl: string | null, fe
 async function verifyLogSource(source: string, options: VerifyOptions, checkpoints: PinnedCheckpoint[], fetcher: typeof fetch): Promise<Report> {
   const baseUrl = isLogUrl(source) ? source.replace(/\/+$/, '').replace(/\/log$/, '') : null;
   const { vkey, vkeyFrom } = await resolveVkey(options.vkey, baseUrl, fetcher);
-  const result = await verifyLog(tileSource(source, fetcher), { vkey, vkeyFrom, pins: checkpoints });
+  const result = await verifyLog(tileSource(source, fetcher), { vkey, vkeyFrom, pins: checkpoints, witnessPolicy: options.witnessPolicy ?? null });
   const walk = new Walk(null);
   walk.records = result.entries;
   addLogChecks(walk, result.checks);
@@ -153,9 +156,12 @@ export async function runVerify(sourceArg: string, options: VerifyOptions, out: 
       ? await verifyExport(source, pins, seen, runner, queueLimit)
       : source.kind === 'chain'
         ? await verifyChainPages(source, pins, seen, runner, queueLimit)
-        : await verifyProof(source, pins, { ...await resolveVkey(options.vkey, proofBase, fetcher), checkpoints, fetcher, baseUrl: proofBase });
+        : await verifyProof(source, pins, { ...await resolveVkey(options.vkey, proofBase, fetcher), checkpoints, fetcher, baseUrl: proofBase, witnessPolicy: options.witnessPolicy ?? null });
     if (feedProblem) report.walk.check('head_behind', null, `the service's /v1/ledger could not be read, so the head was not compared with it: ${feedProblem}`);
     if (source.kind === 'proof' && seen.length > 0) report.walk.check('head_behind', null, '--seen records are compared with an export or a chain, not with a proof bundle');
+    if (source.kind !== 'proof' && options.witnessPolicy) {
+      report.walk.check('witnesses', null, 'a witness policy is checked on a checkpoint: verify the log (<base_url>/log) or a proof bundle; an export or a chain has none');
+    }
     if (source.kind !== 'proof' && checkpoints.length > 0) {
       report.walk.check('pinned_checkpoint', null, 'a pinned checkpoint is checked against the log (<base_url>/log) or a proof bundle, not against an export or a chain');
     }

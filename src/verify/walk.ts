@@ -6,6 +6,7 @@
 import { GENESIS_PREV_HASH } from '../core/chain.ts';
 import type { KeyInfo } from '../core/verify.ts';
 import type { Vkey } from '../core/note.ts';
+import type { WitnessPolicy } from '../core/witness-policy.ts';
 import {
   CHECKS, MAX_LISTED, emptyTallies, joinEdge, verifyChunk, type CheckName, type ChunkInput, type ChunkResult, type Edge, type Failure, type Tally,
 } from './records.ts';
@@ -168,6 +169,8 @@ export type LogContext = {
   vkeyFrom: string;
   checkpoints: PinnedCheckpoint[];
   fetcher: typeof fetch;
+  /** The bundle's checkpoint must satisfy it (--witness-policy, --witness, --quorum). */
+  witnessPolicy?: WitnessPolicy | null;
 };
 
 export function addLogChecks(walk: Walk, checks: LogCheck[]): void {

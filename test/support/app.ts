@@ -11,6 +11,7 @@ import { systemClock } from '../../src/ledger/clock.ts';
 import type { Scope } from '../../src/domain/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { StoreKind } from './stores.ts';
+import type { WitnessPolicy } from '../../src/core/witness-policy.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -26,10 +27,13 @@ let counter = 0;
 export const uniqueHandle = (prefix = 'agent') => `${prefix}-${process.pid}-${++counter}`.slice(0, 32);
 
 /** `verify`: how signatures are checked (default: on the calling thread). */
-export async function testApp(store: LedgerStore, opts: { env?: Record<string, string>; clock?: Clock; verify?: Ed25519Verifier } = {}): Promise<TestApp> {
+export async function testApp(store: LedgerStore, opts: { env?: Record<string, string>; clock?: Clock; verify?: Ed25519Verifier; witnessPolicy?: WitnessPolicy; logVkey?: string } = {}): Promise<TestApp> {
   const config = loadConfig({ LEDGER_ADMIN_TOKEN: ADMIN_TOKEN, LEDGER_DATABASE_URL: 'sqlite::memory:', ...opts.env });
   const clock = opts.clock ?? systemClock;
-  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store, opts.verify) });
+  const ledger = await buildApp({
+    store, config, clock, checkSignature: signatureChecker(store, opts.verify),
+    ...(opts.witnessPolicy ? { witnessPolicy: opts.witnessPolicy } : {}), ...(opts.logVkey ? { logVkey: opts.logVkey } : {}),
+  });
   const operators = new Operators(store, clock);
   const agent: TestApp['agent'] = async (handle = uniqueHandle(), o = {}) => {
     const created = await operators.createAgent({ handle, demo: o.demo ?? false, scopes: o.scopes });

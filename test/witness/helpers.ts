@@ -82,15 +82,15 @@ export function logList(...vkeys: string[]): string {
 export const LOG_VKEY = value(encodeVkey(ORIGIN, logKey.publicKey));
 
 /** A witness (the real handler and SQLite state in a fresh directory) listening on a free port. */
-export async function startTestWitness(opts: { list?: string; now?: () => number; dir?: string } = {}): Promise<{ url: string; dir: string; stop: () => Promise<void> }> {
+export async function startTestWitness(opts: { list?: string; now?: () => number; dir?: string; key?: WitnessKey; port?: number } = {}): Promise<{ url: string; dir: string; stop: () => Promise<void> }> {
   const { witnessHandler } = await import('../../src/witness/http.ts');
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'ledger-witness-'));
   const logs = value(parseLogList(opts.list ?? logList(LOG_VKEY)));
   const state = new SqliteWitnessState(join(dir, 'witness.db'));
-  const w: Witness = { logs, key: witnessKey, state, verify: verifyRaw, now: opts.now ?? (() => vectors.time), originsByHash: originsByHash(logs) };
+  const w: Witness = { logs, key: opts.key ?? witnessKey, state, verify: verifyRaw, now: opts.now ?? (() => vectors.time), originsByHash: originsByHash(logs) };
   const handler = witnessHandler(w, '');
   const server: Server = createServer((req, res) => void handler(req, res));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -103,6 +103,12 @@ export async function startTestWitness(opts: { list?: string; now?: () => number
       server.closeAllConnections();
     }),
   };
+}
+
+/** A witness key of its own, from a one-byte seed (32 copies of it). */
+export function seededWitnessKey(name: string, seedByte: number): WitnessKey {
+  const seed = ed25519FromSeed(new Uint8Array(32).fill(seedByte));
+  return { name, publicKey: seed.publicKey, vkey: value(encodeCosignerVkey(name, seed.publicKey)), sign: seed.sign };
 }
 
 export async function post(url: string, text: string | Uint8Array): Promise<{ status: number; type: string | null; body: string }> {

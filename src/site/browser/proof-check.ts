@@ -7,9 +7,14 @@ import { canonicalJson, type CanonValue } from '../../core/canon.ts';
 import { b64urlDecode } from '../../core/base64url.ts';
 import { parseVkey, type Vkey } from '../../core/note.ts';
 import { verifyBundleInclusion, type LogCheck } from '../../verify/proof.ts';
+import { verifyRaw } from '../../core/ed25519.ts';
+import { checkWitnessed, parseWitnessPolicy } from '../../core/witness-policy.ts';
 import { verifyChunk, type CheckName, type ChunkResult } from '../../verify/records.ts';
 
 export type Check = { name: string; label: string; ok: boolean | null; detail: string };
+/** A witness as /v1/transparency lists it (log.witnesses.witnesses). */
+export type PublishedWitness = { name: string; vkey: string };
+
 export type ProofVerdict = { ok: boolean; checks: Check[]; engines: { sha256: string; ed25519: string } };
 
 type Bundle = {
@@ -66,6 +71,29 @@ function agree(core: string | null, web: boolean | null, what: string): { ok: bo
   return { ok: true, detail: null };
 }
 
+/**
+ * The witnesses' cosignatures on the bundle's checkpoint, each checked here under the vkey the
+ * service lists; the bundle's claim (`witnessed.cosigned_by`) must match what verifies.
+ */
+function witnessesCheck(b: Bundle, witnesses: PublishedWitness[]): Check | null {
+  const inc = b.inclusion_proof as { checkpoint?: unknown; witnessed?: { quorum_satisfied?: unknown; cosigned_by?: unknown } } | null;
+  if (witnesses.length === 0 || !inc || typeof inc.checkpoint !== 'string') return null;
+  const label = 'Witness cosignatures';
+  const policy = parseWitnessPolicy(`${witnesses.map((w) => `witness ${w.name} ${w.vkey}`).join('\n')}\nquorum none\n`);
+  if (!policy.ok) return { name: 'witnesses', label, ok: false, detail: `the witnesses listed on /v1/transparency do not parse: ${policy.error}` };
+  const r = checkWitnessed(inc.checkpoint, policy.value, verifyRaw);
+  if (!r) return { name: 'witnesses', label, ok: false, detail: 'the checkpoint is not a signed note' };
+  const claimed = Array.isArray(inc.witnessed?.cosigned_by) ? (inc.witnessed.cosigned_by as unknown[]).map(String) : [];
+  const verified = r.cosigned.map((c) => c.witness);
+  const by = r.cosigned.map((c) => `${c.witness} (${new Date(c.time * 1000).toISOString()})`).join(', ');
+  if (r.invalid.length > 0) return { name: 'witnesses', label, ok: false, detail: `a cosignature does not verify: ${r.invalid.map((i) => `${i.witness}: ${i.error}`).join('; ')}` };
+  const unproven = claimed.filter((n) => !verified.includes(n));
+  if (unproven.length > 0) return { name: 'witnesses', label, ok: false, detail: `the service says ${unproven.join(', ')} cosigned, but no such cosignature is on the checkpoint` };
+  if (verified.length === 0) return { name: 'witnesses', label, ok: null, detail: `not cosigned yet by ${r.missing.join(', ')} (a checkpoint is cosigned within seconds: verify again shortly)` };
+  const quorum = inc.witnessed?.quorum_satisfied === true ? 'the service says the quorum is met' : 'the service says the quorum is not met yet';
+  return { name: 'witnesses', label, ok: true, detail: `cosigned by ${by}, each verified here${r.missing.length ? `; not yet by ${r.missing.join(', ')}` : ''}; ${quorum}` };
+}
+
 function logCheck(checks: LogCheck[], name: string): LogCheck | null {
   return checks.find((c) => c.name === name) ?? null;
 }
@@ -74,7 +102,7 @@ function logCheck(checks: LogCheck[], name: string): LogCheck | null {
  * Verifies a proof bundle (its JSON text). `vkeyText` is the log's key as the service publishes
  * it on /v1/transparency (null: the checkpoint's signature is not checked, and says so).
  */
-export async function checkProof(bundleText: string, vkeyText: string | null, subtle: SubtleCrypto | null): Promise<ProofVerdict> {
+export async function checkProof(bundleText: string, vkeyText: string | null, subtle: SubtleCrypto | null, witnesses: PublishedWitness[] = []): Promise<ProofVerdict> {
   let b: Bundle;
   try {
     b = JSON.parse(bundleText) as Bundle;
@@ -111,6 +139,8 @@ export async function checkProof(bundleText: string, vkeyText: string | null, su
   else if (cp) checks.push({ name: 'checkpoint', label: 'Checkpoint signature', ok: cp.ok, detail: cp.summary });
   const inc = logCheck(log, 'inclusion_proof');
   if (inc) checks.push({ name: 'inclusion', label: 'Inclusion in the global log', ok: inc.ok, detail: inc.failures[0]?.detail ?? inc.summary });
+  const cosigned = witnessesCheck(b, witnesses);
+  if (cosigned) checks.push(cosigned);
 
   const a = b.anchor_proof;
   checks.push({

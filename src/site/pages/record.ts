@@ -5,6 +5,7 @@ import { html, type Html } from '../html.ts';
 import type { Page } from '../layout.ts';
 import type { ProofBundle, RecordView } from '../views.ts';
 import { agentHref, linkMark, mark, recordHref, signedMark, statusMark, summary, when } from './parts.ts';
+import { witnessedLine } from './transparency.ts';
 
 export type RecordData = {
   bundle: ProofBundle;
@@ -77,6 +78,7 @@ ${b.key
 <h3>Global log</h3>
 ${inc
     ? html`<p>Log index <strong>${inc.log_index}</strong> in the signed checkpoint of <strong>${inc.tree_size}</strong> records (an inclusion proof of ${inc.hashes.length} hashes).</p>
+${inc.witnessed ? html`<p>${witnessedLine(inc.witnessed)}</p>` : ''}
 <details><summary>The checkpoint</summary><pre><code>${inc.checkpoint}</code></pre></details>`
     : html`<p>${mark('pending', 'pending')} ${b.inclusion_pending?.message ?? 'Not in a checkpoint of the global log yet.'}</p>`}
 <h3>Bitcoin anchor</h3>

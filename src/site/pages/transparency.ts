@@ -3,12 +3,12 @@
 // pin and verify offline.
 import { html, type Html } from '../html.ts';
 import type { Page } from '../layout.ts';
-import type { AnchorView, Transparency } from '../views.ts';
+import type { AnchorView, Transparency, WitnessedView, WitnessesView } from '../views.ts';
 import { agentHref, mark, pager, query, shortHash, statusMark, table, when } from './parts.ts';
 
 export type TransparencyData = {
   transparency: Transparency;
-  log: { vkey: string | null; checkpoint: string | null; tree_size: number; checkpoint_at: string | null };
+  log: { vkey: string | null; checkpoint: string | null; tree_size: number; checkpoint_at: string | null; witnesses?: WitnessesView };
   anchoring: { anchored_roots: number; pending_roots: number; calendars_unreachable_since: string | null; note: string };
   anchors: { data: AnchorView[]; has_more: boolean; next_cursor: number | null };
   headsShown: number;
@@ -45,7 +45,27 @@ function log(d: TransparencyData): Html {
 <dt>Latest checkpoint</dt><dd>${when(d.log.checkpoint_at)}</dd>
 <dt>Log key (vkey)</dt><dd>${d.log.vkey ? html`<code class="hash">${d.log.vkey}</code>` : html`<span class="muted">not published</span>`}</dd>
 </dl>
-${d.log.checkpoint ? html`<pre><code>${d.log.checkpoint}</code></pre>` : html`<p class="muted">No checkpoint yet: the log is empty.</p>`}`;
+${d.log.checkpoint ? html`<pre><code>${d.log.checkpoint}</code></pre>` : html`<p class="muted">No checkpoint yet: the log is empty.</p>`}
+${d.log.witnesses ? witnesses(d.log.witnesses) : ''}`;
+}
+
+/** A checkpoint's witness status in words: which witnesses cosigned, and the quorum. */
+export function witnessedLine(w: WitnessedView, quorum?: string): Html {
+  return html`${w.quorum_satisfied ? mark('ok', 'quorum met') : mark('pending', 'quorum not met yet')}
+Cosigned by ${w.cosigned_by.length === 0 ? 'no witness yet' : w.cosigned_by.join(', ')}${quorum ? html` (quorum: ${quorum})` : ''}.`;
+}
+
+function witnesses(w: WitnessesView): Html {
+  const rows = w.witnesses.map((s) => html`<tr>
+<td>${s.name}</td>
+<td class="num">${s.last_cosigned_size ?? '—'}</td>
+<td>${s.last_cosigned_at ? when(s.last_cosigned_at) : '—'}</td>
+<td>${s.last_error ? html`${mark('bad', `failing (${s.failures})`)} ${s.last_error}${s.next_attempt_at ? html` <span class="muted">(next try ${when(s.next_attempt_at)})</span>` : ''}` : mark('ok', 'ok')}</td>
+<td><code class="hash">${s.vkey}</code></td></tr>`);
+  return html`<h3 id="witnesses">Witnesses</h3>
+<p>Independent witnesses check that each checkpoint extends the one they cosigned before, and cosign it (C2SP tlog-witness): a visitor who requires their cosignatures cannot be shown a forked history. Their signature lines follow the log's on the checkpoint above.</p>
+<p>${w.checkpoint ? witnessedLine(w.checkpoint, w.quorum) : html`Quorum: ${w.quorum}.`}</p>
+${table('Witnesses', ['Witness', 'Last cosigned size', 'Cosigned at (witness clock)', 'State', 'Witness key (vkey)'], rows, [1])}`;
 }
 
 function anchors(d: TransparencyData): Html {

@@ -514,6 +514,35 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO agent_headlines_board (id, version, projected_at, pruned_through) VALUES (1, 0, NULL, 0);
   `,
+  // Witness cosignatures of the log's checkpoints (issue 26, docs/witnesses.md): every verified
+  // cosignature line received, one per (checkpoint, witness vkey), append-only like the
+  // checkpoints; and per witness the state of asking it (last attempt and error, next attempt),
+  // which is state, not a fact, so it changes.
+  `
+  CREATE TABLE log_cosignatures (
+    tree_size BIGINT NOT NULL REFERENCES log_checkpoints(tree_size),
+    witness TEXT NOT NULL,
+    line TEXT NOT NULL,
+    cosigned_at BIGINT NOT NULL,
+    received_at TEXT NOT NULL,
+    PRIMARY KEY (tree_size, witness)
+  );
+  CREATE INDEX log_cosignatures_witness ON log_cosignatures (witness, tree_size);
+  CREATE FUNCTION log_cosignatures_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'log_cosignatures_are_append_only'; END $$;
+  CREATE TRIGGER log_cosignatures_no_change BEFORE UPDATE OR DELETE ON log_cosignatures
+    FOR EACH ROW EXECUTE FUNCTION log_cosignatures_are_append_only();
+  CREATE TRIGGER log_cosignatures_no_truncate BEFORE TRUNCATE ON log_cosignatures
+    FOR EACH STATEMENT EXECUTE FUNCTION log_cosignatures_are_append_only();
+  CREATE TABLE log_witness_attempts (
+    witness TEXT PRIMARY KEY,
+    last_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    last_error_at TEXT,
+    failures INTEGER NOT NULL,
+    next_attempt_at TEXT
+  );
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

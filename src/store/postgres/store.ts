@@ -26,6 +26,8 @@ import { PostgresLogStore } from './log.ts';
 import { LedgerPool } from './pool.ts';
 import { PostgresAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
+import type { CosignatureStore } from '../cosignature-port.ts';
+import { PostgresCosignatureStore } from './cosignatures.ts';
 import type { LogStore } from '../log-port.ts';
 import { inPublicRead } from '../read-scope.ts';
 
@@ -111,6 +113,7 @@ export class PostgresStore implements LedgerStore {
   private readonly timeouts: PostgresTimeouts;
   readonly log: LogStore;
   readonly anchors: AnchorStore;
+  readonly cosignatures: CosignatureStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -136,6 +139,7 @@ export class PostgresStore implements LedgerStore {
     const routed = routedPool(this);
     this.log = new PostgresLogStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
+    this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
   }
 
   /** The pool this call runs on: the read pool inside a public read, else the write pool. */

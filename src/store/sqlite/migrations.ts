@@ -511,6 +511,33 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO agent_headlines_board (id, version, projected_at, pruned_through) VALUES (1, 0, NULL, 0);
   `,
+  // Witness cosignatures of the log's checkpoints (issue 26, docs/witnesses.md): every verified
+  // cosignature line received, one per (checkpoint, witness vkey), append-only like the
+  // checkpoints; and per witness the state of asking it (last attempt and error, next attempt),
+  // which is state, not a fact, so it changes.
+  `
+  CREATE TABLE log_cosignatures (
+    tree_size INTEGER NOT NULL REFERENCES log_checkpoints(tree_size),
+    witness TEXT NOT NULL,
+    line TEXT NOT NULL,
+    cosigned_at INTEGER NOT NULL,
+    received_at TEXT NOT NULL,
+    PRIMARY KEY (tree_size, witness)
+  ) WITHOUT ROWID;
+  CREATE INDEX log_cosignatures_witness ON log_cosignatures (witness, tree_size);
+  CREATE TRIGGER log_cosignatures_no_update BEFORE UPDATE ON log_cosignatures
+    BEGIN SELECT RAISE(ABORT, 'log_cosignatures_are_append_only'); END;
+  CREATE TRIGGER log_cosignatures_no_delete BEFORE DELETE ON log_cosignatures
+    BEGIN SELECT RAISE(ABORT, 'log_cosignatures_are_append_only'); END;
+  CREATE TABLE log_witness_attempts (
+    witness TEXT PRIMARY KEY,
+    last_attempt_at TEXT NOT NULL,
+    last_error TEXT,
+    last_error_at TEXT,
+    failures INTEGER NOT NULL,
+    next_attempt_at TEXT
+  );
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */

@@ -24,6 +24,8 @@ import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { SqliteLogStore } from './log.ts';
 import { SqliteAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
+import type { CosignatureStore } from '../cosignature-port.ts';
+import { SqliteCosignatureStore } from './cosignatures.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
@@ -91,6 +93,7 @@ export class SqliteStore implements LedgerStore {
   readonly checkpointer: Checkpointer | null;
   readonly log: LogStore;
   readonly anchors: AnchorStore;
+  readonly cosignatures: CosignatureStore;
 
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -101,6 +104,7 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('foreign_keys = ON');
     this.log = new SqliteLogStore(this.db);
     this.anchors = new SqliteAnchorStore(this.db);
+    this.cosignatures = new SqliteCosignatureStore(this.db);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;

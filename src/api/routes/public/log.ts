@@ -8,6 +8,7 @@ import { preflightRoute } from '../../public-http.ts';
 import { errorResponses, RecordId } from '../../schemas.ts';
 import type { App } from '../../types.ts';
 import type { PublicRouteOptions } from './options.ts';
+import { WitnessedView } from './schemas.ts';
 
 const LOG_TAG = ['log'];
 
@@ -34,6 +35,7 @@ export const InclusionResponse = Type.Object({
   leaf_hash: B64_HASH,
   hashes: Type.Array(B64_HASH, { description: 'The inclusion path (RFC 9162 §2.1.3), the leaf\'s sibling first.' }),
   checkpoint: Type.Union([Type.String(), Type.Null()], { description: 'The signed checkpoint of tree_size, when one was published for that size.' }),
+  witnessed: Type.Optional(Type.Union([WitnessedView, Type.Null()])),
 }, { description: 'leaf_hash = SHA-256(0x00 || canon_v1(chain entry)); the path leads from it to the root of the tree of tree_size leaves.' });
 
 export const ConsistencyQuery = Type.Object({
@@ -68,7 +70,7 @@ export async function logRoutes(app: App, options: PublicRouteOptions & { log: L
     schema: {
       operationId: 'getLogCheckpoint',
       summary: 'The global log\'s latest signed checkpoint',
-      description: 'A C2SP tlog-checkpoint (signed note): origin, tree size and base64 root, then the log\'s Ed25519 signature line. Verify it with the vkey on /v1/transparency. 404 while the log is empty (an empty log publishes no checkpoint).',
+      description: 'A C2SP tlog-checkpoint (signed note): origin, tree size and base64 root, then the log\'s Ed25519 signature line. Verify it with the vkey on /v1/transparency. With a witness policy, the signature lines of every witness cosignature received for it follow (C2SP tlog-cosignature; docs/witnesses.md). 404 while the log is empty (an empty log publishes no checkpoint).',
       tags: LOG_TAG,
       security: [],
       response: { 200: { description: 'The checkpoint note.', content: { 'text/plain; charset=utf-8': { schema: { type: 'string' } } } }, ...errorResponses(404, 429) },

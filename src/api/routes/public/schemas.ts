@@ -171,6 +171,27 @@ export const ChainResponse = Type.Object({
 
 const B64_HASH = Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' });
 
+/** Only with a witness policy (docs/witnesses.md): whether a checkpoint's cosignatures satisfy its quorum. */
+export const WitnessedView = Type.Object({
+  quorum_satisfied: Type.Boolean({ description: 'The cosignatures on the checkpoint satisfy the policy\'s quorum.' }),
+  cosigned_by: Type.Array(Type.String(), { description: 'The policy names of the witnesses whose verified cosignature is on the checkpoint.' }),
+}, { description: 'Present only when the service has a witness policy (LEDGER_WITNESS_POLICY): which witnesses cosigned the checkpoint (their signature lines follow the log\'s in `checkpoint`) and whether that satisfies the quorum. A checkpoint is cosigned within seconds of being signed; a fresh one may not be yet.' });
+
+const WitnessesView = Type.Object({
+  quorum: Type.String({ description: 'The policy\'s quorum, in words.' }),
+  checkpoint: nullable(WitnessedView),
+  witnesses: Type.Array(Type.Object({
+    name: Type.String({ description: 'The witness\'s name in the policy.' }),
+    vkey: Type.String({ description: 'Its cosigner vkey (C2SP tlog-cosignature, type 0x04).' }),
+    last_cosigned_size: nullable(Type.Integer({ description: 'The largest tree size it cosigned.' })),
+    last_cosigned_at: nullable(Type.String({ format: 'date-time', description: 'That cosignature\'s timestamp (the witness\'s clock).' })),
+    last_error: nullable(Type.String({ description: 'Why the last attempt failed; null once it cosigns again.' })),
+    last_error_at: nullable(Type.String({ format: 'date-time' })),
+    failures: Type.Integer({ description: 'Consecutive failed attempts (0 while it cosigns).' }),
+    next_attempt_at: nullable(Type.String({ format: 'date-time', description: 'While failing: when it is asked again (backoff).' })),
+  })),
+}, { description: 'Present only when the service has a witness policy (docs/witnesses.md): the quorum, whether the published checkpoint satisfies it, and each witness\'s state.' });
+
 /** log_v1 §4. */
 export const InclusionProofView = Type.Object({
   log_index: Type.Integer({ description: 'The record\'s zero-based index in the global log.' }),
@@ -178,6 +199,7 @@ export const InclusionProofView = Type.Object({
   hashes: Type.Array(B64_HASH, { description: 'The inclusion path, the leaf\'s sibling first (standard base64). The leaf hash is SHA-256(0x00 || canon_v1(record.entry)).' }),
   checkpoint: Type.String({ description: 'The signed checkpoint (C2SP tlog-checkpoint) whose root the path leads to; its signature verifies under the log vkey on /v1/transparency.' }),
   tlog_proof: Type.String({ description: 'The same proof as C2SP tlog-proof@v1 text.' }),
+  witnessed: Type.Optional(WitnessedView),
 }, { description: 'The record\'s inclusion proof in the latest checkpoint of the global log (log_v1 §4). null until the log integrates the record (within about a second).' });
 
 export const ProofResponse = Type.Object({
@@ -272,6 +294,7 @@ export const TransparencyResponse = Type.Object({
     checkpoint_at: nullable(Type.String({ format: 'date-time' })),
     checkpoint_url: Type.String({ format: 'uri' }),
     tiles_url: Type.String({ format: 'uri' }),
+    witnesses: Type.Optional(WitnessesView),
   }, { description: 'The global log (log_v1): every record of every agent in one Merkle tree, with signed checkpoints. Pin a checkpoint; later ones must be consistent with it.' }),
 }, {
   description: 'Chain heads to pin, counts, anchoring, and what each guarantee covers and does not.',

@@ -1,0 +1,72 @@
+// What the log publishes of its witnesses (issue 26): each checkpoint with every cosignature
+// received for it (the signature lines appended to the log's own), whether those satisfy the
+// policy's quorum, and each witness's state for /v1/transparency and the transparency page.
+// Without a policy none of this is asked and nothing published changes.
+import { describeQuorum, quorumSatisfied, type WitnessPolicy } from '../core/witness-policy.ts';
+import type { CosignatureReader, StoredCosignature } from '../store/cosignature-port.ts';
+import type { StoredCheckpoint } from '../store/log-port.ts';
+
+export type Witnessing = { policy: WitnessPolicy; cosignatures: CosignatureReader };
+
+/** Whether a checkpoint satisfies the quorum, and by whom it is cosigned (policy names). */
+export type WitnessedView = { quorum_satisfied: boolean; cosigned_by: string[] };
+
+export type WitnessStateView = {
+  name: string;
+  vkey: string;
+  last_cosigned_size: number | null;
+  last_cosigned_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  failures: number;
+  next_attempt_at: string | null;
+};
+
+export type WitnessesView = {
+  quorum: string;
+  /** The published checkpoint's status (null while the log is empty). */
+  checkpoint: WitnessedView | null;
+  witnesses: WitnessStateView[];
+};
+
+const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+export class WitnessReads {
+  constructor(private readonly witnessing: Witnessing) {}
+
+  /** The checkpoint with the cosignatures received for it, and what they satisfy. */
+  async cosigned(checkpoint: StoredCheckpoint): Promise<{ checkpoint: StoredCheckpoint; witnessed: WitnessedView }> {
+    const rows = await this.witnessing.cosignatures.at(checkpoint.treeSize);
+    return { checkpoint: { ...checkpoint, note: checkpoint.note + rows.map((r) => r.line).join('') }, witnessed: this.view(rows) };
+  }
+
+  private view(rows: StoredCosignature[]): WitnessedView {
+    const { policy } = this.witnessing;
+    const names = policy.witnesses.filter((w) => rows.some((r) => r.witness === w.vkeyText)).map((w) => w.name);
+    return { quorum_satisfied: quorumSatisfied(policy, new Set(names)), cosigned_by: names };
+  }
+
+  /** The witnesses' part of /v1/transparency, for the published checkpoint's `witnessed`. */
+  async transparency(witnessed: WitnessedView | null): Promise<WitnessesView> {
+    const { policy, cosignatures } = this.witnessing;
+    const [latest, attempts] = await Promise.all([cosignatures.latestByWitness(), cosignatures.attempts()]);
+    return {
+      quorum: describeQuorum(policy),
+      checkpoint: witnessed,
+      witnesses: policy.witnesses.map((w) => {
+        const c = latest.find((r) => r.witness === w.vkeyText);
+        const a = attempts.find((r) => r.witness === w.vkeyText);
+        return {
+          name: w.name,
+          vkey: w.vkeyText,
+          last_cosigned_size: c?.treeSize ?? null,
+          last_cosigned_at: c ? isoOf(c.cosignedAt) : null,
+          last_error: a?.lastError ?? null,
+          last_error_at: a?.lastErrorAt ?? null,
+          failures: a?.failures ?? 0,
+          next_attempt_at: a?.nextAttemptAt ?? null,
+        };
+      }),
+    };
+  }
+}
