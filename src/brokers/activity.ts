@@ -10,6 +10,7 @@ import { CANON, contentHash } from '../core/chain.ts';
 import { normaliseDecimal } from '../core/decimal.ts';
 import { hasLoneSurrogate } from '../core/json.ts';
 import { parseRfc3339 } from '../core/time.ts';
+import type { AlpacaNonTradeActivity } from './alpaca.ts';
 import type { BrokerName } from './normalise.ts';
 import type { SnapTradeActivity } from './snaptrade.ts';
 
@@ -37,20 +38,6 @@ export type BrokerActivity = {
   occurredAt: string;
   occurredAtPrecision: 'instant' | 'date';
 };
-
-export type AlpacaNonTradeActivity = {
-  id: string;
-  activity_type: string;
-  activity_sub_type?: string | null;
-  date?: string | null;
-  created_at?: string | null;
-  net_amount?: string | null;
-  symbol?: string | null;
-  qty?: string | null;
-  price?: string | null;
-  per_share_amount?: string | null;
-  status?: string | null;
-} & Record<string, unknown>;
 
 export type ActivityProblem = { brokerActivityId: string; message: string };
 

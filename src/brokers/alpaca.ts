@@ -7,7 +7,6 @@
 import { requestJson, httpPolicy, numbersAsText, type BrokerError, type HttpPolicy, type Result } from './http.ts';
 import type { JsonValue } from '../core/json.ts';
 import { isJsonObject } from '../core/json.ts';
-import type { AlpacaNonTradeActivity } from './activity.ts';
 
 export type AlpacaEnvironment = 'paper' | 'live';
 
@@ -59,6 +58,21 @@ export type AlpacaFillActivity = {
   /** absent on old rows (Alpaca-API issue #94) */
   order_id: string | null;
   order_status: string | null;
+} & Record<string, unknown>;
+
+/** A non-trade activity row (every activity_type but FILL), fields as Alpaca writes them. */
+export type AlpacaNonTradeActivity = {
+  id: string;
+  activity_type: string;
+  activity_sub_type?: string | null;
+  date?: string | null;
+  created_at?: string | null;
+  net_amount?: string | null;
+  symbol?: string | null;
+  qty?: string | null;
+  price?: string | null;
+  per_share_amount?: string | null;
+  status?: string | null;
 } & Record<string, unknown>;
 
 export type AlpacaPosition = { symbol: string; qty: string; side: string; avg_entry_price: string } & Record<string, unknown>;

@@ -25,8 +25,8 @@ import type {
   BrokerConnection, BrokerStore, ImportedFill, SyncCounts, SyncCursor, SyncProgress, SyncSummary,
 } from '../store/broker-port.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { AlpacaClient, type AlpacaFillActivity } from './alpaca.ts';
-import { alpacaActivities, snapTradeActivities, type ActivityProblem, type AlpacaNonTradeActivity, type BrokerActivity } from './activity.ts';
+import { AlpacaClient, type AlpacaFillActivity, type AlpacaNonTradeActivity } from './alpaca.ts';
+import { alpacaActivities, snapTradeActivities, type ActivityProblem, type BrokerActivity } from './activity.ts';
 import { recordActivities } from './activity-import.ts';
 import { executionContent } from './execution.ts';
 import type { BrokerError, HttpPolicy } from './http.ts';

@@ -1603,7 +1603,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A record id (dec_... or exe_...). */
+                /** @description A record id (dec_..., exe_... or act_...). */
                 record_id: string;
             };
             cookie?: never;
@@ -1803,7 +1803,7 @@ export interface operations {
                                 seq: string;
                                 id: string;
                                 /** @enum {string} */
-                                type: "decision" | "execution";
+                                type: "decision" | "execution" | "activity";
                                 recorded_at: string;
                                 content_hash: string;
                                 /** @description chain_hash of the previous record; 64 zeros for seq 1. */
@@ -2031,6 +2031,8 @@ export interface operations {
                             records: number;
                             decision: number;
                             execution: number;
+                            /** @description Non-trade broker activities (dividends, splits, deposits, withdrawals, fees...). */
+                            activity: number;
                             /** @description Agent-signed records. */
                             signed: number;
                         };
@@ -2572,7 +2574,7 @@ export interface operations {
                                 seq: string;
                                 id: string;
                                 /** @enum {string} */
-                                type: "decision" | "execution";
+                                type: "decision" | "execution" | "activity";
                                 recorded_at: string;
                                 content_hash: string;
                                 /** @description chain_hash of the previous record; 64 zeros for seq 1. */
@@ -2639,7 +2641,7 @@ export interface operations {
                 /** @description Only this agent's records (its handle). */
                 agent?: string;
                 /** @description Only this record type. */
-                type?: "decision" | "execution";
+                type?: "decision" | "execution" | "activity";
                 /** @description Include demo agents' records (default false: hidden). */
                 include_demo: boolean;
             };
@@ -2709,7 +2711,7 @@ export interface operations {
                                 seq: string;
                                 id: string;
                                 /** @enum {string} */
-                                type: "decision" | "execution";
+                                type: "decision" | "execution" | "activity";
                                 recorded_at: string;
                                 content_hash: string;
                                 /** @description chain_hash of the previous record; 64 zeros for seq 1. */
@@ -2897,6 +2899,7 @@ export interface operations {
                             records: number;
                             decision: number;
                             execution: number;
+                            activity: number;
                             signed: number;
                         };
                         /** @description The chain head of every agent, by handle: pin them. */
@@ -4463,13 +4466,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -4710,13 +4717,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -4835,13 +4846,17 @@ export interface operations {
                                     linked_link_token: number;
                                     /** @description Inferred links never count as verification. */
                                     linked_inferred: number;
-                                    /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                    /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                     not_fills: {
                                         [key: string]: number;
                                     };
+                                    /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                    activities_read?: number;
+                                    /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                    activities_recorded?: number;
                                 };
                                 positions: number;
-                                /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                                /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                                 caveats: {
                                     code: string;
                                     message: string;
@@ -4952,13 +4967,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5086,13 +5105,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5229,13 +5252,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
