@@ -80,8 +80,17 @@ const dateOf = (a: ActivityInput): string => (a.occurred_at.length === 10 ? a.oc
  * what is missing, in words.
  */
 export function historyVerdict(fills: FillInput[], activities: ActivityInput[]): HistoryVerdict {
+  const verdict = activityVerdict(activities, sortFills(fills)[0]?.executed_at ?? null);
+  const short = shortSales(fills, activitiesInForce(activities));
+  if (short.length === 0) return verdict;
+  const missing = `shares sold beyond the imported holding (${short.join(', ')}): bought or transferred in before the import`;
+  return { complete: false, missing: verdict.complete ? [missing] : [...verdict.missing, missing] };
+}
+
+/** historyVerdict without the holdings check: from the activities and the first fill's instant alone. */
+export function activityVerdict(activities: ActivityInput[], firstFillAt: string | null): HistoryVerdict {
   const inForce = activitiesInForce(activities);
-  if (inForce.length === 0) return { complete: false, missing: ['no deposit, withdrawal or dividend has been imported for the account'] };
+  if (inForce.length === 0) return { complete: false, missing: ['the account\'s deposits, withdrawals and dividends (none imported)'] };
   const missing: string[] = [];
   const accounts = new Map<string, ActivityInput[]>();
   for (const a of inForce) accounts.set(`${a.broker} account ${a.account_ref}`, [...(accounts.get(`${a.broker} account ${a.account_ref}`) ?? []), a]);
@@ -94,8 +103,7 @@ export function historyVerdict(fills: FillInput[], activities: ActivityInput[]):
     }
   }
   const firstDeposit = inForce.filter((a) => activityKind(a) === 'deposit').map(dateOf).sort()[0];
-  const earliestFill = sortFills(fills)[0];
-  if (earliestFill && firstDeposit !== undefined && utcDate(earliestFill.executed_at) < firstDeposit) {
+  if (firstFillAt !== null && firstDeposit !== undefined && utcDate(firstFillAt) < firstDeposit) {
     missing.push(`what funded the fills before the first deposit (${firstDeposit})`);
   }
   const unapplied = new Map<string, number>();
@@ -107,8 +115,6 @@ export function historyVerdict(fills: FillInput[], activities: ActivityInput[]):
   if (unapplied.size > 0) {
     missing.push(`the effect of activities the method cannot apply (${[...unapplied].map(([t, n]) => `${t} ×${n}`).join(', ')})`);
   }
-  const short = shortSales(fills, inForce);
-  if (short.length > 0) missing.push(`shares sold beyond the imported holding (${short.join(', ')}): bought or transferred in before the import`);
   return missing.length === 0 ? { complete: true, opening: firstDeposit as string, accounts: accounts.size } : { complete: false, missing };
 }
 

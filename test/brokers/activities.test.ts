@@ -12,6 +12,10 @@ import { after, before, describe, test } from 'node:test';
 import { alpacaActivities } from '../../src/brokers/activity.ts';
 import { recordActivities } from '../../src/brokers/activity-import.ts';
 import { verifyChain } from '../../src/core/verify.ts';
+import { SyntheticMarketData } from '../../src/market/synthetic.ts';
+import { PerformanceService } from '../../src/performance/service.ts';
+import type { Computed } from '../../src/performance/types.ts';
+import { marketStoreOf } from '../../src/store/market.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
 import { brokerStoreOf } from '../../src/store/brokers.ts';
 import type { BrokerStore } from '../../src/store/broker-port.ts';
@@ -157,6 +161,16 @@ await forEachStore('broker activities imported as activity records', (kind) => {
       assert.equal((await activities(store, agent.agentId)).length, 5);
       const again = await recordActivities({ store, brokers, clock: t.clock }, { agent: found!, connectionId: 'brk_x' }, list);
       assert.equal(again.alreadyRecorded, 5, 'the index now knows them');
+    });
+
+    test('the broker report\'s caveat: the imported history is complete from a zero balance, the time-weighted curve not served yet', async () => {
+      const synthetic = new SyntheticMarketData('activities-test');
+      const clock = { now: () => new Date('2026-02-10T12:00:00.000Z') };
+      const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers });
+      const r = await performance.report((await store.findAgentById(owner.agentId))!, 'broker');
+      assert.ok(r.ok && r.value.status === 'computed', JSON.stringify(r));
+      const caveat = (r.value as Computed).report.caveats.find((c) => c.code === 'trade_derived');
+      assert.match(caveat!.message, /history is complete from a zero balance before its first deposit \(2026-01-05\), but this service does not serve its time-weighted curve yet/);
     });
 
     test('the chain verifies; activities show on /v1/ledger and the export with provenance BROKER_SYNCED; ledger verify passes', async () => {

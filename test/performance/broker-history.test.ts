@@ -62,7 +62,7 @@ describe('broker history: what makes it incomplete, named', () => {
     assert.equal(v.complete, false);
     return v.complete ? '' : v.missing.join(' | ');
   };
-  it('nothing imported', () => assert.match(missing(fills, []), /no deposit, withdrawal or dividend has been imported/));
+  it('nothing imported', () => assert.match(missing(fills, []), /the account's deposits, withdrawals and dividends \(none imported\)/));
   it('no opening deposit', () => assert.match(missing(fills, activities.slice(1)), /opening balance of the alpaca account acct-1: its history does not start with a deposit \(first imported: SPLIT on 2026-01-08\)/));
   it('a fill before the first deposit', () => {
     const early = [{ ...fills[0]!, executed_at: '2026-01-02T15:00:00Z' }, fills[1]!];
