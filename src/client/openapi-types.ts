@@ -5350,7 +5350,7 @@ export interface operations {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                            events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                             description: string | null;
                             /** @enum {string} */
                             status: "active" | "disabled";
@@ -5396,7 +5396,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: https (or http), a public address (no private, loopback or link-local one, checked after resolution). */
                     url: string;
                     /** @description The events this endpoint receives. */
-                    events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                    events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                     description?: string;
                 };
             };
@@ -5415,7 +5415,7 @@ export interface operations {
                         id: string;
                         /** Format: uri */
                         url: string;
-                        events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                        events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                         description: string | null;
                         /** @enum {string} */
                         status: "active" | "disabled";
@@ -5507,7 +5507,7 @@ export interface operations {
                             /** @description The message id: the webhook-id header of every attempt (msg_ followed by a ULID). */
                             id: string;
                             /** @enum {string} */
-                            event_type: "decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed";
+                            event_type: "decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed";
                             /** @description What the event is about: a record id, or a tree size. */
                             subject: string;
                             /** @enum {string} */
@@ -5594,7 +5594,7 @@ export interface operations {
                         id: string;
                         /** Format: uri */
                         url: string;
-                        events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                        events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                         description: string | null;
                         /** @enum {string} */
                         status: "active" | "disabled";
