@@ -36,7 +36,7 @@ CHECKS: tuple[tuple[str, str], ...] = (
 MAX_LISTED = 100
 RECORD_MEMBERS = {"entry", "chain_hash", "content", "document", "proof_url", "provenance", "broker", "price_observation"}
 ENTRY_MEMBERS = ("canon", "agent", "seq", "id", "type", "recorded_at", "content_hash", "prev_hash")
-RECORD_TYPES = ("decision", "execution")
+RECORD_TYPES = ("decision", "execution", "activity")
 _SEQ = re.compile(r"[1-9][0-9]{0,15}")
 _RECORDED_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 

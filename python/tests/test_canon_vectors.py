@@ -1,4 +1,4 @@
-"""Every vector of test/vectors/canon_v1 (decimals, canonical, decisions, chains)."""
+"""Every vector of test/vectors/canon_v1 (decimals, canonical, decisions, chains, activities)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,6 +17,7 @@ DECIMALS = load_vectors("canon_v1/decimals.json")["vectors"]
 CANONICAL = load_vectors("canon_v1/canonical.json")["vectors"]
 DECISIONS = load_vectors("canon_v1/decisions.json")["vectors"]
 CHAINS = load_vectors("canon_v1/chains.json")
+ACTIVITIES = load_vectors("canon_v1/activities.json")
 
 
 @pytest.mark.parametrize("vector", DECIMALS, ids=lambda v: v["input"][:40])
@@ -80,10 +81,25 @@ def test_chain_record(record: dict[str, Any]) -> None:
 
 
 def test_chain_links() -> None:
-    records = CHAINS["records"]
-    assert records[0]["prev_hash"] == "0" * 64
-    for before, after in zip(records, records[1:]):
-        assert after["prev_hash"] == before["chain_hash"]
+    for vectors in (CHAINS, ACTIVITIES):
+        records = vectors["records"]
+        assert records[0]["prev_hash"] == "0" * 64
+        for before, after in zip(records, records[1:]):
+            assert after["prev_hash"] == before["chain_hash"]
+
+
+@pytest.mark.parametrize("record", ACTIVITIES["records"], ids=lambda r: str(r["seq"]))
+def test_activity_record(record: dict[str, Any]) -> None:
+    content = record["content"]
+    assert content["type"] == "activity" and record["type"] == "activity" and record["id"].startswith("act_")
+    assert canonical_bytes(content).decode("utf-8") == record["content_canonical"]
+    assert content_hash(content) == record["content_hash"]
+    entry = chain_entry(
+        agent=ACTIVITIES["agent"], seq=record["seq"], record_id=record["id"], record_type=record["type"],
+        recorded_at=record["recorded_at"], content_hash=record["content_hash"], prev_hash=record["prev_hash"], signature=None,
+    )
+    assert canonical_bytes(entry).decode("utf-8") == record["chain_entry_canonical"]
+    assert chain_hash(entry) == record["chain_hash"]
 
 
 @pytest.mark.parametrize("vector", [v for v in CANONICAL if "error" not in v], ids=lambda v: v["name"])

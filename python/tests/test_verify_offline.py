@@ -13,9 +13,11 @@ from decision_ledger.__main__ import main
 from decision_ledger.verify import verify_export
 
 CHAINS = load_vectors("canon_v1/chains.json")
+ACTIVITIES = load_vectors("canon_v1/activities.json")
 
 
-def export_lines() -> tuple[str, list[str]]:
+def export_lines(vectors: dict[str, Any] = CHAINS) -> tuple[str, list[str]]:
+    CHAINS = vectors  # noqa: N806 (the vector file this export is made of)
     records = CHAINS["records"]
     lines = []
     for r in records:
@@ -91,3 +93,13 @@ def test_tampering(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     path.write_text("\n".join([header, *lines]) + "\n", encoding="utf-8")
     assert main(["verify", str(path)]) == 1
     assert "verdict: FAIL" in capsys.readouterr().out
+
+
+def test_activity_chain_passes_and_a_changed_amount_fails() -> None:
+    header, lines = export_lines(ACTIVITIES)
+    report = verify_export(header, lines, "vector")
+    assert report.ok, "\n".join(report.lines())
+    assert report.tallies["content_hash"].checked == len(ACTIVITIES["records"])
+    edit_record(3, lambda r: r.update(content=r["content"].replace('"amount":"25"', '"amount":"2500"')))(lines)
+    report = verify_export(header, lines, "vector")
+    assert set(report.failed_names()) == {"content_bytes", "content_hash"}, "\n".join(report.lines())

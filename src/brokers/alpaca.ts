@@ -1,6 +1,6 @@
 // Alpaca Trading API v2 client, read-only by construction.
-// Owns: the requests the ledger makes to Alpaca (account, orders with `nested`, FILL activities,
-// positions), their paging and its traps (reference brokers.md §1.5, §1.7, §4.1), and the shapes
+// Owns: the requests the ledger makes to Alpaca (account, orders with `nested`, FILL and non-trade
+// activities, positions), their paging and its traps (reference brokers.md §1.5, §1.7, §4.1), and the shapes
 // it accepts back. Every request goes through the private `get()`: this file can send nothing but
 // GET, and it has no function for orders, cancels, replacements or transfers.
 
@@ -58,6 +58,21 @@ export type AlpacaFillActivity = {
   /** absent on old rows (Alpaca-API issue #94) */
   order_id: string | null;
   order_status: string | null;
+} & Record<string, unknown>;
+
+/** A non-trade activity row (every activity_type but FILL), fields as Alpaca writes them. */
+export type AlpacaNonTradeActivity = {
+  id: string;
+  activity_type: string;
+  activity_sub_type?: string | null;
+  date?: string | null;
+  created_at?: string | null;
+  net_amount?: string | null;
+  symbol?: string | null;
+  qty?: string | null;
+  price?: string | null;
+  per_share_amount?: string | null;
+  status?: string | null;
 } & Record<string, unknown>;
 
 export type AlpacaPosition = { symbol: string; qty: string; side: string; avg_entry_price: string } & Record<string, unknown>;
@@ -118,6 +133,18 @@ function asFill(v: unknown): AlpacaFillActivity | string {
   } as AlpacaFillActivity;
 }
 
+/** A non-trade activity: an id and a type other than FILL; the rest is kept as reported (activity.ts reads it). */
+function asNonTrade(v: unknown): AlpacaNonTradeActivity | string {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not an object';
+  const a = v as Obj;
+  if (!isStr(a.id) || a.id === '') return 'id';
+  if (!isStr(a.activity_type) || a.activity_type === '' || a.activity_type === 'FILL') return 'activity_type';
+  for (const f of ['activity_sub_type', 'date', 'created_at', 'net_amount', 'symbol', 'qty', 'price', 'per_share_amount', 'status'] as const) {
+    if (!isStrOrNull(a[f])) return f;
+  }
+  return a as AlpacaNonTradeActivity;
+}
+
 function asPosition(v: unknown): AlpacaPosition | string {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not an object';
   const p = v as Obj;
@@ -149,6 +176,7 @@ function activityDate(prefix: string): string {
 
 export type OrdersPage = { orders: AlpacaOrder[]; /** pass as `after` to resume */ resumeAfter: string | null };
 export type FillsPage = { fills: AlpacaFillActivity[]; /** pass as `pageToken` to resume */ resumeToken: string | null };
+export type NonTradePage = { activities: AlpacaNonTradeActivity[] };
 
 export class AlpacaClient {
   readonly baseUrl: string;
@@ -247,38 +275,55 @@ export class AlpacaClient {
    * dropped by id. A page that is one millisecond throughout is re-read whole with `date`.
    */
   async *fills(options: { after?: string; pageToken?: string; pageSize?: number } = {}): AsyncGenerator<Result<FillsPage>> {
+    for await (const page of this.#activities('/v2/account/activities/FILL', {}, asFill, options)) {
+      yield page.ok ? { ok: true, value: { fills: page.value.rows, resumeToken: page.value.resumeToken } } : page;
+    }
+  }
+
+  /**
+   * Every non-trade activity (dividends, splits, deposits, withdrawals, fees, ...) created after
+   * `after` (a date or RFC 3339), oldest first, each once, paged as `fills` pages.
+   */
+  async *nonTradeActivities(options: { after?: string; pageSize?: number } = {}): AsyncGenerator<Result<NonTradePage>> {
+    for await (const page of this.#activities('/v2/account/activities', { category: 'non_trade_activity' }, asNonTrade, options)) {
+      yield page.ok ? { ok: true, value: { activities: page.value.rows } } : page;
+    }
+  }
+
+  async *#activities<T extends { id: string }>(
+    path: string, base: Record<string, string>, check: (v: unknown) => T | string,
+    options: { after?: string; pageToken?: string; pageSize?: number },
+  ): AsyncGenerator<Result<{ rows: T[]; resumeToken: string | null }>> {
     const pageSize = options.pageSize ?? ACTIVITIES_PAGE_SIZE;
     const seen = new Set<string>();
     let token = options.pageToken;
-    const keep = (rows: AlpacaFillActivity[]): AlpacaFillActivity[] => {
+    const keep = (rows: T[]): T[] => {
       const fresh = rows.filter((a) => !seen.has(a.id));
       for (const a of fresh) seen.add(a.id);
       return fresh;
     };
     for (;;) {
-      const r = await this.#get('/v2/account/activities/FILL', {
-        direction: 'asc', page_size: String(pageSize), after: options.after, page_token: token,
-      });
+      const r = await this.#get(path, { ...base, direction: 'asc', page_size: String(pageSize), after: options.after, page_token: token });
       if (!r.ok) return yield r;
-      const page = asArrayOf('activities', r.value, asFill);
+      const page = asArrayOf('activities', r.value, check);
       if (!page.ok) return yield page;
       const rows = page.value;
       const last = rows[rows.length - 1];
       if (rows.length < pageSize || !last) {
         const safe = safeToken(rows) ?? token ?? null;
-        return yield { ok: true, value: { fills: keep(rows), resumeToken: safe } };
+        return yield { ok: true, value: { rows: keep(rows), resumeToken: safe } };
       }
       let fresh = keep(rows);
       let next = safeToken(rows);
       if (next === undefined) {
-        const day = await this.#get('/v2/account/activities/FILL', { date: activityDate(activityPrefix(last.id)), direction: 'asc' });
+        const day = await this.#get(path, { ...base, date: activityDate(activityPrefix(last.id)), direction: 'asc' });
         if (!day.ok) return yield day;
-        const dayRows = asArrayOf('activities', day.value, asFill);
+        const dayRows = asArrayOf('activities', day.value, check);
         if (!dayRows.ok) return yield dayRows;
         fresh = fresh.concat(keep(dayRows.value.filter((a) => token === undefined || a.id > token)));
         next = dayRows.value.reduce((m, a) => (a.id > m ? a.id : m), last.id);
       }
-      yield { ok: true, value: { fills: fresh, resumeToken: next } };
+      yield { ok: true, value: { rows: fresh, resumeToken: next } };
       token = next;
       const floor = activityPrefix(token);
       for (const id of seen) if (activityPrefix(id) < floor) seen.delete(id);
@@ -287,12 +332,12 @@ export class AlpacaClient {
 }
 
 /** The last row of `rows` whose millisecond prefix is earlier than the final row's; undefined when none. */
-function safeToken(rows: AlpacaFillActivity[]): string | undefined {
+function safeToken(rows: readonly { id: string }[]): string | undefined {
   const last = rows[rows.length - 1];
   if (!last) return undefined;
   const lastPrefix = activityPrefix(last.id);
   for (let i = rows.length - 2; i >= 0; i--) {
-    const id = (rows[i] as AlpacaFillActivity).id;
+    const id = (rows[i] as { id: string }).id;
     if (activityPrefix(id) < lastPrefix) return id;
   }
   return undefined;

@@ -1,6 +1,7 @@
 // The sync of one broker connection: read what is new at the broker, record each fill once as an
-// `execution` record (through the append protocol), link it, snapshot positions and balances and
-// reconcile them with the imported fills.
+// `execution` record (through the append protocol), link it, record each non-trade activity
+// (dividends, splits, deposits, withdrawals, fees...) once as an `activity` record
+// (activity-import.ts), snapshot positions and balances and reconcile them with the imported fills.
 // Owns: the per-connection lock (one sync at a time across nodes), the resume points, the
 // exactly-once rule and what the connection shows while and after it syncs.
 //
@@ -24,7 +25,9 @@ import type {
   BrokerConnection, BrokerStore, ImportedFill, SyncCounts, SyncCursor, SyncProgress, SyncSummary,
 } from '../store/broker-port.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { AlpacaClient, type AlpacaFillActivity } from './alpaca.ts';
+import { AlpacaClient, type AlpacaFillActivity, type AlpacaNonTradeActivity } from './alpaca.ts';
+import { alpacaActivities, snapTradeActivities, type ActivityProblem, type BrokerActivity } from './activity.ts';
+import { recordActivities } from './activity-import.ts';
 import { executionContent } from './execution.ts';
 import type { BrokerError, HttpPolicy } from './http.ts';
 import { fillTime, INFERRED_WINDOW_WEEKDAYS, linkFills, linkTokenOf, orderKey, type Link, type LinkableDecision } from './linking.ts';
@@ -80,8 +83,14 @@ class SyncStop extends Error {
 const stopFor = (e: BrokerError) => new SyncStop(e.kind, e.message);
 
 function emptyCounts(): SyncCounts {
-  return { fills_read: 0, executions_recorded: 0, already_recorded: 0, orders_read: 0, linked_link_token: 0, linked_inferred: 0, not_fills: {} };
+  return {
+    fills_read: 0, executions_recorded: 0, already_recorded: 0, orders_read: 0, linked_link_token: 0, linked_inferred: 0, not_fills: {},
+    activities_read: 0, activities_recorded: 0,
+  };
 }
+
+/** Non-trade activities are re-read over this many days before the last sync: late and corrected rows. */
+export const ACTIVITY_TRAILING_DAYS = 7;
 
 /** One run's state: what it counted, what it noticed, where it stands. */
 class Run {
@@ -221,6 +230,18 @@ async function syncAlpaca(run: Run): Promise<void> {
   // later is fetched by id (resolveOrders).
   if (ordersAfter !== undefined) run.cursor.alpaca_orders_after = ordersAfter;
 
+  await run.progress('activities');
+  const since = run.cursor.alpaca_activities_date;
+  const rows: AlpacaNonTradeActivity[] = [];
+  for await (const page of client.nonTradeActivities(since ? { after: daysBefore(since, ACTIVITY_TRAILING_DAYS) } : {})) {
+    if (!page.ok) throw stopFor(page.error);
+    rows.push(...page.value.activities);
+  }
+  const currency = typeof account.value.currency === 'string' ? account.value.currency : null;
+  const imported = alpacaActivities({ accountRef, currency: currency ?? 'USD', rows });
+  await recordActivitiesOf(run, rows.length, imported);
+  run.cursor.alpaca_activities_date = run.now().slice(0, 10);
+
   await run.progress('positions');
   const positions = await client.positions();
   if (!positions.ok) throw stopFor(positions.error);
@@ -289,6 +310,9 @@ async function syncSnapTrade(run: Run): Promise<void> {
     // Oldest first, so inferred links go to the newest decision before each fill in turn.
     fills.sort((x, y) => (fillTime(x)?.ms ?? 0) - (fillTime(y)?.ms ?? 0));
     await recordFills(run, fills);
+    const nonTrade = snapTradeActivities({ accountRef: account.id, rows: activities });
+    nonTrade.activities.sort((x, y) => (x.occurredAt < y.occurredAt ? -1 : x.occurredAt > y.occurredAt ? 1 : 0));
+    await recordActivitiesOf(run, nonTrade.activities.length + nonTrade.problems.length, nonTrade);
     run.cursor[cursorKey] = today;
 
     const positions = await client.positions(user, account.id);
@@ -302,6 +326,27 @@ async function syncSnapTrade(run: Run): Promise<void> {
   await snapshot(run, reported, raw, balances);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Non-trade activities
+
+async function recordActivitiesOf(run: Run, read: number, imported: { activities: BrokerActivity[]; problems: ActivityProblem[] }): Promise<void> {
+  run.counts.activities_read += read;
+  for (const p of imported.problems) run.caveat('activity_skipped', `activity ${p.brokerActivityId} was not recorded: ${p.message}`);
+  const done = await recordActivities(run.deps, { agent: run.agent, connectionId: run.connection.id }, imported.activities);
+  run.counts.activities_recorded += done.recorded;
+  run.counts.already_recorded += done.alreadyRecorded;
+  for (const s of done.skipped) run.caveat('activity_skipped', `activity ${s.brokerActivityId} was not recorded: ${s.message}`);
+  if (done.stopped !== null) throw new SyncStop(done.stopped, `agent ${run.agent.handle} cannot record (${done.stopped}): nothing more is imported`);
+}
+
+/** `YYYY-MM-DD` `days` before the date `date`. */
+function daysBefore(date: string, days: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  if (!Number.isFinite(d.getTime())) return date;
+  d.setUTCDate(d.getUTCDate() - days);
+  return d.toISOString().slice(0, 10);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Positions

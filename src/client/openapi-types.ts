@@ -1653,7 +1653,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A record id (dec_... or exe_...). */
+                /** @description A record id (dec_..., exe_... or act_...). */
                 record_id: string;
             };
             cookie?: never;
@@ -1860,7 +1860,7 @@ export interface operations {
                                 seq: string;
                                 id: string;
                                 /** @enum {string} */
-                                type: "decision" | "execution";
+                                type: "decision" | "execution" | "activity";
                                 recorded_at: string;
                                 content_hash: string;
                                 /** @description chain_hash of the previous record; 64 zeros for seq 1. */
@@ -2402,6 +2402,8 @@ export interface operations {
                             records: number;
                             decision: number;
                             execution: number;
+                            /** @description Non-trade broker activities (dividends, splits, deposits, withdrawals, fees...). */
+                            activity: number;
                             /** @description Agent-signed records. */
                             signed: number;
                         };
@@ -2943,7 +2945,7 @@ export interface operations {
                                 seq: string;
                                 id: string;
                                 /** @enum {string} */
-                                type: "decision" | "execution";
+                                type: "decision" | "execution" | "activity";
                                 recorded_at: string;
                                 content_hash: string;
                                 /** @description chain_hash of the previous record; 64 zeros for seq 1. */
@@ -3010,7 +3012,7 @@ export interface operations {
                 /** @description Only this agent's records (its handle). */
                 agent?: string;
                 /** @description Only this record type. */
-                type?: "decision" | "execution";
+                type?: "decision" | "execution" | "activity";
                 /** @description Include demo agents' records (default false: hidden). */
                 include_demo: boolean;
             };
@@ -3080,7 +3082,7 @@ export interface operations {
                                 seq: string;
                                 id: string;
                                 /** @enum {string} */
-                                type: "decision" | "execution";
+                                type: "decision" | "execution" | "activity";
                                 recorded_at: string;
                                 content_hash: string;
                                 /** @description chain_hash of the previous record; 64 zeros for seq 1. */
@@ -3268,6 +3270,7 @@ export interface operations {
                             records: number;
                             decision: number;
                             execution: number;
+                            activity: number;
                             signed: number;
                         };
                         /** @description The chain head of every agent, by handle: pin them. */
@@ -4936,13 +4939,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5183,13 +5190,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5308,13 +5319,17 @@ export interface operations {
                                     linked_link_token: number;
                                     /** @description Inferred links never count as verification. */
                                     linked_inferred: number;
-                                    /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                    /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                     not_fills: {
                                         [key: string]: number;
                                     };
+                                    /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                    activities_read?: number;
+                                    /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                    activities_recorded?: number;
                                 };
                                 positions: number;
-                                /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                                /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                                 caveats: {
                                     code: string;
                                     message: string;
@@ -5425,13 +5440,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5559,13 +5578,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5702,13 +5725,17 @@ export interface operations {
                                 linked_link_token: number;
                                 /** @description Inferred links never count as verification. */
                                 linked_inferred: number;
-                                /** @description SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded. */
+                                /** @description SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records. */
                                 not_fills: {
                                     [key: string]: number;
                                 };
+                                /** @description Non-trade activities read (dividends, splits, deposits, withdrawals, fees...). */
+                                activities_read?: number;
+                                /** @description Non-trade activities recorded as activity records in this sync (each once). */
+                                activities_recorded?: number;
                             };
                             positions: number;
-                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped. */
+                            /** @description position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped. */
                             caveats: {
                                 code: string;
                                 message: string;
@@ -5796,7 +5823,7 @@ export interface operations {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                            events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                             description: string | null;
                             /** @enum {string} */
                             status: "active" | "disabled";
@@ -5842,7 +5869,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: https (or http), a public address (no private, loopback or link-local one, checked after resolution). */
                     url: string;
                     /** @description The events this endpoint receives. */
-                    events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                    events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                     description?: string;
                 };
             };
@@ -5861,7 +5888,7 @@ export interface operations {
                         id: string;
                         /** Format: uri */
                         url: string;
-                        events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                        events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                         description: string | null;
                         /** @enum {string} */
                         status: "active" | "disabled";
@@ -5953,7 +5980,7 @@ export interface operations {
                             /** @description The message id: the webhook-id header of every attempt (msg_ followed by a ULID). */
                             id: string;
                             /** @enum {string} */
-                            event_type: "decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed";
+                            event_type: "decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed";
                             /** @description What the event is about: a record id, or a tree size. */
                             subject: string;
                             /** @enum {string} */
@@ -6040,7 +6067,7 @@ export interface operations {
                         id: string;
                         /** Format: uri */
                         url: string;
-                        events: ("decision.recorded" | "execution.recorded" | "checkpoint.published" | "anchor.confirmed")[];
+                        events: ("decision.recorded" | "execution.recorded" | "activity.recorded" | "checkpoint.published" | "anchor.confirmed")[];
                         description: string | null;
                         /** @enum {string} */
                         status: "active" | "disabled";

@@ -8,7 +8,7 @@ import { isRecordedAt } from './time.ts';
 export const CANON = 'canon_v1';
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 
-export type RecordType = 'decision' | 'execution';
+export type RecordType = 'decision' | 'execution' | 'activity';
 
 export type SignatureEnvelope = { key_id: string; nonce: string; signature: string };
 

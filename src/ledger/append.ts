@@ -73,7 +73,7 @@ export function planAppend(batch: readonly AppendRequest[], facts: AppendFacts, 
   const headOf = (agentId: string): Head | undefined => {
     let head = heads.get(agentId);
     const fact = facts.heads.get(agentId);
-    if (!head && fact) heads.set(agentId, (head = { ...fact, added: { decision: 0, execution: 0, signed: 0 }, moved: false }));
+    if (!head && fact) heads.set(agentId, (head = { ...fact, added: { decision: 0, execution: 0, activity: 0, signed: 0 }, moved: false }));
     return head;
   };
 

@@ -34,7 +34,7 @@ function pooledRandom(): number {
 
 const nextUlid = monotonicFactory(pooledRandom);
 
-export const RECORD_ID_PREFIX: Record<RecordType, string> = { decision: 'dec_', execution: 'exe_' };
+export const RECORD_ID_PREFIX: Record<RecordType, string> = { decision: 'dec_', execution: 'exe_', activity: 'act_' };
 
 /**
  * A record id: the type's prefix and a ULID that sorts after `newest` (the newest id in the
@@ -46,7 +46,7 @@ export function recordId(type: RecordType, timeMs: number, newest: string | null
 }
 
 /** A record id: a type prefix and a ULID (Crockford base32). */
-export const RECORD_ID_PATTERN = '^(dec|exe)_[0-9A-HJKMNP-TV-Z]{26}$';
+export const RECORD_ID_PATTERN = '^(dec|exe|act)_[0-9A-HJKMNP-TV-Z]{26}$';
 const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
 export const isRecordId = (id: string): boolean => RECORD_ID.test(id);
 

@@ -3,6 +3,7 @@
 // daily closes, the benchmark's closes). Pure: no I/O; the caller fetches and stores.
 // The method is written out, with a worked example, in docs/performance.md.
 
+import { historyVerdict, reconstructTimeWeighted, type ActivityInput } from './broker-history.ts';
 import { computeMetrics, relativeMetrics, type Metrics, type RelativeMetrics } from './metrics.ts';
 import { Dec, money, ratio } from './numbers.ts';
 import { OUTCOME_HORIZONS, decisionOutcomes, hitRate, type DecisionOutcome, type HitRate } from './outcomes.ts';
@@ -24,7 +25,7 @@ export type SeriesRow = { date: string; value: string; daily_return: string; ben
 export type PerformanceReport = {
   method: typeof METHOD;
   portfolio: 'model' | 'broker';
-  basis: 'decisions_at_receipt_price' | 'trade_derived';
+  basis: 'decisions_at_receipt_price' | 'trade_derived' | 'time_weighted';
   synthetic: boolean;
   caveats: string[];
   inception: string | null;
@@ -150,6 +151,12 @@ export function modelPerformance(input: ModelInput): PerformanceReport {
 
 export type BrokerInput = {
   fills: FillInput[];
+  /**
+   * The account's imported activity records (dividends, splits, deposits, withdrawals, fees...).
+   * When they make the history complete from a zero balance (broker-history.ts), the curve is
+   * time-weighted; otherwise it stays trade-derived and the caveat says what is missing.
+   */
+  activities?: ActivityInput[];
   closes: Record<string, Close[]>;
   benchmark: BenchmarkInput;
   opening_value?: string;
@@ -158,9 +165,22 @@ export type BrokerInput = {
 };
 
 export function brokerPerformance(input: BrokerInput): PerformanceReport {
-  const rec = reconstructBroker(input.fills, calendarOf(input.benchmark, input.as_of), input.closes, input.opening_value);
+  const calendar = calendarOf(input.benchmark, input.as_of);
+  const verdict = input.activities === undefined ? null : historyVerdict(input.fills, input.activities);
+  if (verdict?.complete) {
+    const rec = reconstructTimeWeighted(input.fills, input.activities ?? [], calendar, input.closes);
+    const caveats = [
+      `time-weighted: the account rebuilt from a zero balance before its first deposit (${verdict.opening}) with its imported fills, dividends, splits, fees, deposits and withdrawals; deposits and withdrawals neutralised; published as the growth of ${money(new Dec(rec.start_value))} USD`,
+      `benchmark ${input.benchmark.symbol}: price return (split-adjusted, dividends not reinvested)`,
+    ];
+    if (input.synthetic) caveats.push('synthetic prices: not market data');
+    return { ...assemble('broker', rec, input.benchmark, input.synthetic === true, caveats), basis: 'time_weighted' };
+  }
+  const rec = reconstructBroker(input.fills, calendar, input.closes, input.opening_value);
   const caveats = [
-    `trade-derived: imported fills applied from ${money(new Dec(rec.start_value))} USD; deposits, withdrawals and dividends are not imported (rule 7)`,
+    verdict === null
+      ? `trade-derived: imported fills applied from ${money(new Dec(rec.start_value))} USD; deposits, withdrawals and dividends are not imported (rule 7)`
+      : `trade-derived: imported fills applied from ${money(new Dec(rec.start_value))} USD; the account's history is not complete from a known starting balance, missing ${verdict.missing.join('; ')}`,
     `benchmark ${input.benchmark.symbol}: price return (split-adjusted, dividends not reinvested)`,
   ];
   if (input.synthetic) caveats.push('synthetic prices: not market data');

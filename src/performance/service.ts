@@ -18,7 +18,7 @@
 
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import type { Clock } from '../ledger/clock.ts';
-import type { Agent } from '../domain/types.ts';
+import type { Agent, StoredRecord } from '../domain/types.ts';
 import type { BrokerStore } from '../store/broker-port.ts';
 import type { MarketStore, PriceSource, StoredCorporateAction, StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
@@ -29,6 +29,7 @@ import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
 import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
+import { activityVerdict, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
 } from './engine.ts';
@@ -50,6 +51,8 @@ type Saved = {
   /** True when any price behind the report is synthetic: an observation, or the closes. */
   synthetic: boolean;
   awaiting: { id: string; recorded_at: string } | null;
+  /** Broker only: whether the account's imported history is complete from a known balance (broker-history.ts). */
+  history?: HistoryVerdict | null;
 };
 
 export type PerformanceDeps = {
@@ -402,12 +405,25 @@ export class PerformanceService {
     const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes, actions });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 
-    const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, published: null as never };
+    const history = portfolio === 'broker' ? activityVerdict(await this.activitiesOf(agent.id), advanced.state.inception) : null;
+    const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, history, published: null as never };
     saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null);
     const row: StoredReport = {
       agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
     };
     return { ok: true, saved, row, scratch: held === null };
+  }
+
+  /** The agent's imported activity records, in chain order, as the broker curve reads them. */
+  private async activitiesOf(agentId: string): Promise<ActivityInput[]> {
+    const records: StoredRecord[] = [];
+    for (let before: string | undefined; ;) {
+      const page = await this.deps.store.listAgentRecords(agentId, 'activity', { limit: 500, before });
+      records.push(...page);
+      if (page.length < 500) break;
+      before = page[page.length - 1]!.id;
+    }
+    return records.reverse().map((r) => ({ ...(JSON.parse(r.content) as Omit<ActivityInput, 'id'>), id: r.id }));
   }
 
   /** Without a decision (model) or an execution (broker) there is nothing to read the chain for. */
@@ -449,7 +465,7 @@ export class PerformanceService {
     if (portfolio === 'model') {
       list.push({ code: 'model_portfolio', message: `Model portfolio: each decision applied at the price the service observed when it received it, from ${start} USD in cash; no fees, no slippage, no short sales, no leverage. It is what the decisions would have done, not what any account did.` });
     } else {
-      list.push({ code: 'trade_derived', message: `Trade-derived: the imported fills applied from ${start} USD; deposits, withdrawals and dividends are not imported (rule 7), so this curve is not the account's return.` });
+      list.push({ code: 'trade_derived', message: tradeDerivedMessage(start, saved.history ?? null) });
     }
     if (saved.state.method === 'perf_v1') {
       list.push({ code: 'benchmark_price_return', message: `Benchmark ${saved.state.benchmark.symbol}: price return (split-adjusted closes, dividends not reinvested), from the first record on.` });
@@ -501,4 +517,16 @@ function minDate(a: string, b: string): string {
 
 function describe(error: MarketError, symbol: string): string {
   return `no daily close of ${symbol}: ${error.code}: ${error.message}`;
+}
+
+/**
+ * The broker curve's caveat: trade-derived, and why it is not the account's return: what the
+ * imported history lacks, or (history complete) that this service does not serve the
+ * time-weighted curve of docs/performance.md §9 yet.
+ */
+function tradeDerivedMessage(start: string, history: HistoryVerdict | null): string {
+  const head = `Trade-derived: the imported fills applied from ${start} USD`;
+  if (history === null) return `${head}; deposits, withdrawals and dividends are not imported (rule 7), so this curve is not the account's return.`;
+  if (!history.complete) return `${head}, so this curve is not the account's return: the imported history is not complete from a known starting balance; missing ${history.missing.join('; ')}.`;
+  return `${head}. The account's imported history is complete from a zero balance before its first deposit (${history.opening}), but this service does not serve its time-weighted curve yet (docs/performance.md §9), so this curve is not the account's return.`;
 }

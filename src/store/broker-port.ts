@@ -2,7 +2,7 @@
 // PostgreSQL adapter (sqlite/brokers.ts, postgres/brokers.ts) over the same database as the
 // LedgerStore. Owns connections (credentials only ever sealed by the vault), the SnapTrade user
 // of each agent, the index of imported fills (which fill became which execution record, and the
-// link it carries), position snapshots, the reads linking needs, and one-sync-per-connection
+// link it carries), the index of imported non-trade activities, position snapshots, the reads linking needs, and one-sync-per-connection
 // locks. Execution records themselves are written only through the append protocol.
 
 export type BrokerKind = 'alpaca' | 'snaptrade';
@@ -23,6 +23,9 @@ export type SyncCounts = {
   linked_inferred: number;
   /** SnapTrade activities that are not fills (dividends, transfers...), by type. */
   not_fills: Record<string, number>;
+  /** Non-trade activities read, and recorded as `activity` records (each once). */
+  activities_read: number;
+  activities_recorded: number;
 };
 
 export type SyncSummary = {
@@ -67,6 +70,9 @@ export type ConnectionPatch = Partial<Pick<BrokerConnection,
 
 /** The SnapTrade user registered for an agent (once), its secret sealed. */
 export type BrokerUser = { agentId: string; kind: BrokerKind; userId: string; secret: Sealed; createdAt: string };
+
+/** One imported non-trade activity: a key it is known by, and the `activity` record it became. */
+export type ImportedActivity = { agentId: string; key: string; connectionId: string; recordId: string };
 
 /** One imported fill: keys it is known by, the record it became, and its link. */
 export type ImportedFill = {
@@ -120,6 +126,10 @@ export interface BrokerStore {
   importedKeys(agentId: string, keys: readonly string[]): Promise<Set<string>>;
   /** Inserts the rows, ignoring keys already present. */
   saveImportedFills(rows: readonly ImportedFill[]): Promise<void>;
+  /** Which of `keys` the agent has imported already as activities. */
+  importedActivityKeys(agentId: string, keys: readonly string[]): Promise<Set<string>>;
+  /** Inserts the rows, ignoring keys already present (the index is append-only). */
+  saveImportedActivities(rows: readonly ImportedActivity[]): Promise<void>;
   /** Every fill imported through the connection: what implied positions add up. */
   importedFillsOf(connectionId: string): Promise<Pick<ImportedFill, 'symbol' | 'side' | 'quantity'>[]>;
   /** The cumulative quantities recorded so far for each of the agent's broker order ids. */

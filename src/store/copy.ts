@@ -29,6 +29,7 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'broker_connections' },
   { name: 'broker_users' },
   { name: 'broker_fills' },
+  { name: 'broker_activities' },
   { name: 'broker_snapshots' },
   { name: 'master_key_checks' },
   { name: 'log_leaves' },

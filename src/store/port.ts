@@ -48,7 +48,7 @@ export type AppendFacts = {
 
 export const agentValueKey = (agentId: string, value: string) => `${agentId}\n${value}`;
 
-export type AddedCounts = { decision: number; execution: number; signed: number };
+export type AddedCounts = { decision: number; execution: number; activity: number; signed: number };
 
 /** Everything an append writes; the store writes exactly these rows and nothing else. */
 export type AppendRows = {

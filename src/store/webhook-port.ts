@@ -10,7 +10,7 @@
 import type { StoredRecord } from '../domain/types.ts';
 import type { Sealed } from './broker-port.ts';
 
-export const WEBHOOK_EVENT_TYPES = ['decision.recorded', 'execution.recorded', 'checkpoint.published', 'anchor.confirmed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['decision.recorded', 'execution.recorded', 'activity.recorded', 'checkpoint.published', 'anchor.confirmed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export type EndpointStatus = 'active' | 'disabled';

@@ -65,7 +65,9 @@ const RECORD_MEMBERS = new Set(['entry', 'chain_hash', 'content', 'document', 'p
 const ENTRY_MEMBERS = new Set(['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash', 'signature']);
 const REQUIRED_MEMBERS = ['canon', 'agent', 'seq', 'id', 'type', 'recorded_at', 'content_hash', 'prev_hash'];
 const SEQ = /^[1-9][0-9]{0,15}$/;
-const RECORD_TYPES: readonly string[] = ['decision', 'execution'];
+const RECORD_TYPES: readonly string[] = ['decision', 'execution', 'activity'];
+/** Record types a broker sync imports: shown with provenance BROKER_SYNCED and their broker. */
+const BROKER_SYNCED_TYPES: readonly unknown[] = ['execution', 'activity'];
 
 export function emptyTallies(): Record<CheckName, Tally> {
   return Object.fromEntries(CHECKS.map(([name]) => [name, { checked: 0, failed: 0, skipped: 0 }])) as Record<CheckName, Tally>;
@@ -85,14 +87,14 @@ function describeWhere(seq: number | undefined, id: string | undefined, line: nu
 
 /** A published record -> the core's ChainRecord, plus what is wrong with its entry's form. */
 /**
- * The labels a public read puts beside an execution (`provenance`, `broker`) are not hashed, so
- * they must say exactly what the hashed record says: BROKER_SYNCED on executions only, and the
- * broker named in the content.
+ * The labels a public read puts beside an execution or an activity (`provenance`, `broker`) are not
+ * hashed, so they must say exactly what the hashed record says: BROKER_SYNCED on broker imports
+ * only, and the broker named in the content.
  */
 function provenanceProblems(value: Record<string, unknown>, type: unknown, content: CanonValue | null, problems: string[]): void {
   if (value.provenance === undefined && value.broker === undefined) return;
-  if (type !== 'execution' || value.provenance !== 'BROKER_SYNCED') {
-    problems.push(`provenance ${JSON.stringify(value.provenance)} does not fit a ${JSON.stringify(type)} record (only executions are BROKER_SYNCED)`);
+  if (!BROKER_SYNCED_TYPES.includes(type) || value.provenance !== 'BROKER_SYNCED') {
+    problems.push(`provenance ${JSON.stringify(value.provenance)} does not fit a ${JSON.stringify(type)} record (only executions and activities are BROKER_SYNCED)`);
     return;
   }
   const broker = isObject(content) && typeof content.broker === 'string' ? content.broker : null;

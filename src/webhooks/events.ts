@@ -12,7 +12,9 @@ import type { AnchorEvent, CheckpointEvent, LeafOwner, WebhookEventType } from '
 /** What is sent for one event: the same for every endpoint of the agent. */
 export type EventBody = { type: WebhookEventType; subject: string; payload: string };
 
-export const recordEventType = (r: StoredRecord): WebhookEventType => (r.type === 'decision' ? 'decision.recorded' : 'execution.recorded');
+const RECORD_EVENTS: Record<StoredRecord['type'], WebhookEventType> = { decision: 'decision.recorded', execution: 'execution.recorded', activity: 'activity.recorded' };
+
+export const recordEventType = (r: StoredRecord): WebhookEventType => RECORD_EVENTS[r.type];
 
 /** `{type, timestamp, data}` with `data` given as JSON text. */
 function envelope(type: WebhookEventType, timestamp: string, data: string): string {

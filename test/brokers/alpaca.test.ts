@@ -123,7 +123,7 @@ describe('Alpaca credential check (POST /v1/brokers/alpaca)', () => {
 
 describe('Alpaca client: read-only by construction', () => {
   it('has no method that could write', () => {
-    assert.deepEqual(Object.getOwnPropertyNames(AlpacaClient.prototype).sort(), ['account', 'constructor', 'fills', 'order', 'orders', 'positions']);
+    assert.deepEqual(Object.getOwnPropertyNames(AlpacaClient.prototype).sort(), ['account', 'constructor', 'fills', 'nonTradeActivities', 'order', 'orders', 'positions']);
   });
   it('its source names no method but GET', () => {
     const src = readFileSync(new URL('../../src/brokers/alpaca.ts', import.meta.url), 'utf8');

@@ -62,7 +62,7 @@ test('a refused request writes nothing; a recorded one writes its record, key, n
   assert.equal(plan.rows.records.length, 1);
   assert.deepEqual(plan.rows.idempotencyKeys, [{ agentId: 'agt_a', key: 'i2', fingerprint: 'i2', recordId: record.id, status: 201, createdAt: record.recordedAt }]);
   assert.deepEqual(plan.rows.nonces, [{ agentId: 'agt_a', nonce: 'n2', recordId: record.id }]);
-  assert.deepEqual(plan.rows.heads, [{ agentId: 'agt_a', seq: 1, hash: record.chainHash, recordedAt: record.recordedAt, added: { decision: 1, execution: 0, signed: 1 } }]);
+  assert.deepEqual(plan.rows.heads, [{ agentId: 'agt_a', seq: 1, hash: record.chainHash, recordedAt: record.recordedAt, added: { decision: 1, execution: 0, activity: 0, signed: 1 } }]);
 });
 
 test('within a batch, a key or nonce used by an earlier record is used for the later one; a refused one frees nothing', () => {
@@ -94,7 +94,7 @@ test('records chain on the head: seq, prev hash, chain hash, ids after the newes
     agent: 'alpha', seq: 8, id: first.id, type: 'decision', recordedAt: first.recordedAt,
     contentHash: first.contentHash, prevHash: head.hash, signature: null,
   }));
-  assert.deepEqual(plan.rows.heads[0]!.added, { decision: 1, execution: 1, signed: 0 });
+  assert.deepEqual(plan.rows.heads[0]!.added, { decision: 1, execution: 1, activity: 0, signed: 0 });
 });
 
 test('an agent with nothing recorded in the batch keeps its head row untouched', () => {

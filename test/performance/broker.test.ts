@@ -71,10 +71,11 @@ await forEachStore('broker portfolio from imported executions', (kind) => {
     assert.deepEqual(report.report.series.map((s) => s.date), ['2026-03-13', '2026-03-16', '2026-03-17', '2026-03-18', '2026-03-19']);
   });
 
-  it('is labelled trade-derived with rule 7\'s caveat, and carries the reconciled positions', () => {
+  it('is labelled trade-derived, says what the imported history lacks, and carries the reconciled positions', () => {
     assert.equal(report.report.basis, 'trade_derived');
     assert.equal(report.report.hit_rate, null);
-    assert.ok(report.report.caveats.some((c) => c.code === 'trade_derived' && /deposits, withdrawals and dividends are not imported/.test(c.message)));
+    assert.ok(report.report.caveats.some((c) => c.code === 'trade_derived'
+      && /not complete from a known starting balance; missing the account's deposits, withdrawals and dividends \(none imported\)/.test(c.message)), JSON.stringify(report.report.caveats));
     assert.ok(report.report.caveats.some((c) => c.code === 'synthetic_prices'));
     assert.equal(report.reconciliation?.length, 1);
     const [connection] = report.reconciliation!;

@@ -22,7 +22,7 @@ await forEachStore('GET /v1/agents/{handle}', (kind) => {
     assert.equal(p.status, 'active');
     assert.equal(p.demo, false);
     assert.deepEqual(p.chain.head, { seq: 0, chain_hash: '0'.repeat(64), recorded_at: null });
-    assert.deepEqual(p.counts, { records: 0, decision: 0, execution: 0, signed: 0 });
+    assert.deepEqual(p.counts, { records: 0, decision: 0, execution: 0, activity: 0, signed: 0 });
     assert.deepEqual(p.portfolios, []);
     assert.equal(p.performance, null);
     const codes = p.caveats.map((c: { code: string }) => c.code);
@@ -44,7 +44,7 @@ await forEachStore('GET /v1/agents/{handle}', (kind) => {
     const proof = (await get(t, `/v1/proof/${signed.id}`)).json();
     assert.equal(p.chain.head.chain_hash, proof.record.chain_hash);
     assert.equal(p.chain.head.recorded_at, proof.record.entry.recorded_at);
-    assert.deepEqual(p.counts, { records: 3, decision: 3, execution: 0, signed: 1 });
+    assert.deepEqual(p.counts, { records: 3, decision: 3, execution: 0, activity: 0, signed: 1 });
     const keys = Object.fromEntries(p.signing_keys.map((k: { id: string }) => [k.id, k]));
     assert.equal(keys[signer.keyId].public_key, signer.publicKey);
     assert.equal(keys[signer.keyId].status, 'active');

@@ -23,7 +23,7 @@ await forEachStore('GET /v1/transparency', (kind) => {
     assert.equal(res.statusCode, 200, res.body);
     const doc = res.json();
     assert.equal(doc.object, 'transparency');
-    assert.deepEqual(doc.counts, { agents: 3, demo_agents: 1, records: 6, decision: 6, execution: 0, signed: 1 });
+    assert.deepEqual(doc.counts, { agents: 3, demo_agents: 1, records: 6, decision: 6, execution: 0, activity: 0, signed: 1 });
     const heads = Object.fromEntries(doc.heads.map((h: { agent: string }) => [h.agent, h]));
     for (const [agent, seq] of [[a.handle, 4], [b.handle, 2], [idle.handle, 0]] as const) {
       const profile = (await get(t, `/v1/agents/${agent}`)).json();

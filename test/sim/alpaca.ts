@@ -34,6 +34,26 @@ export type SimFill = {
   type: 'fill' | 'partial_fill';
 };
 
+/**
+ * A non-trade activity row as Alpaca writes it (reference corporate-actions.md §3): decimals as
+ * strings, `date` the trading date, the id prefix the booking time in New York.
+ */
+export type SimNonTrade = {
+  id: string;
+  activity_type: string;
+  activity_sub_type?: string;
+  date: string;
+  created_at: string;
+  net_amount: string;
+  symbol?: string;
+  cusip?: string;
+  qty?: string;
+  price?: string;
+  per_share_amount?: string;
+  description?: string;
+  status: 'executed' | 'correct' | 'canceled';
+};
+
 export type SecretEcho = 'lower' | 'upper' | 'url' | 'base64' | 'base64url' | 'hex' | 'basic';
 
 /** The secret as a careless provider might echo it. */
@@ -55,6 +75,8 @@ export type AlpacaScenario = {
   account: Record<string, unknown> & { id: string };
   orders: SimOrder[];
   fills: SimFill[];
+  /** Non-trade activities (dividends, splits, deposits, withdrawals, fees...); none when absent. */
+  activities?: SimNonTrade[];
   /** requests per minute before 429 (Alpaca: 200) */
   rateLimitPerMinute: number;
   faults: {
@@ -226,7 +248,50 @@ export function yearOfFills(count = 50_000, overrides: Partial<AlpacaScenario> =
 }
 
 /** Named scenarios, for `ledger sim alpaca --scenario NAME` and demos. */
+/** A non-trade row booked at `bookedAt` (its id prefix), dated `date`. */
+function nonTrade(n: number, bookedAt: string, row: Omit<SimNonTrade, 'id' | 'created_at' | 'status'> & { status?: SimNonTrade['status'] }): SimNonTrade {
+  return { id: `${nyPrefix(bookedAt)}::${simUuid(n, 5)}`, created_at: bookedAt, status: 'executed', ...row };
+}
+
+/**
+ * An account from its opening: a 12,000 USD deposit, 10 XYZ bought at 1,000, a 10:1 forward
+ * split of XYZ (two rows, REMOVE and ADD, booked the evening before the ex-date), a 0.25 cash
+ * dividend with its withholding as a separate negative DIVNRA row, a sale with its REG fee, a
+ * withdrawal, and `interestRows` daily interest credits (default 130: more than a page, five of
+ * them sharing one millisecond at the 100-row page edge).
+ */
+export function accountWithActivities(options: { interestRows?: number } & Partial<AlpacaScenario> = {}): AlpacaScenario {
+  const { interestRows = 130, ...overrides } = options;
+  const b: Builder = { orders: [], fills: [], n: 0 };
+  const buy = addOrder(b, { symbol: 'XYZ', side: 'buy', qty: '10', client_order_id: simLinkToken(41) }, Date.parse('2026-01-06T15:00:00Z'));
+  addFills(b, buy, [{ qty: '10', price: '1000', atMs: Date.parse('2026-01-06T15:00:01Z') }]);
+  const sell = addOrder(b, { symbol: 'XYZ', side: 'sell', qty: '50' }, Date.parse('2026-01-12T15:00:00Z'));
+  addFills(b, sell, [{ qty: '50', price: '103', atMs: Date.parse('2026-01-12T15:00:01Z') }]);
+  const activities: SimNonTrade[] = [
+    nonTrade(1, '2026-01-05T15:00:00.000Z', { activity_type: 'CSD', date: '2026-01-05', net_amount: '12000', description: 'Cash deposit' }),
+    nonTrade(2, '2026-01-07T23:27:00.123Z', { activity_type: 'SPLIT', activity_sub_type: 'FSPLIT', date: '2026-01-08', net_amount: '0', symbol: 'XYZ', cusip: '000000AA1', qty: '-10', price: '1010', description: 'REMOVE' }),
+    nonTrade(3, '2026-01-07T23:27:00.123Z', { activity_type: 'SPLIT', activity_sub_type: 'FSPLIT', date: '2026-01-08', net_amount: '0', symbol: 'XYZ', cusip: '000000AB9', qty: '100', price: '101', description: 'ADD' }),
+    nonTrade(4, '2026-01-09T12:00:00.000Z', { activity_type: 'DIV', activity_sub_type: 'CDIV', date: '2026-01-09', net_amount: '25.00', symbol: 'XYZ', qty: '100', per_share_amount: '0.25', description: 'Cash DIV @ 0.25, Pos QTY: 100, Rec Date: 2026-01-09' }),
+    nonTrade(5, '2026-01-09T12:00:00.000Z', { activity_type: 'DIVNRA', date: '2026-01-09', net_amount: '-3.75', symbol: 'XYZ', qty: '100', per_share_amount: '0.0375', description: 'NRA withholding' }),
+    nonTrade(6, '2026-01-12T21:00:00.000Z', { activity_type: 'FEE', activity_sub_type: 'REG', date: '2026-01-12', net_amount: '-0.02', symbol: 'XYZ', description: 'REG fee' }),
+    nonTrade(7, '2026-01-13T15:00:00.000Z', { activity_type: 'CSW', date: '2026-01-13', net_amount: '-500', description: 'Cash withdrawal' }),
+  ];
+  const start = Date.parse('2026-02-02T13:00:00Z');
+  for (let i = 0; i < interestRows; i++) {
+    const at = new Date(i >= 97 && i <= 101 ? start + 97 * 60_000 : start + i * 60_000).toISOString();
+    activities.push(nonTrade(100 + i, at, { activity_type: 'INT', activity_sub_type: 'CDT', date: at.slice(0, 10), net_amount: '0.01', description: 'Interest credit' }));
+  }
+  return {
+    name: 'activities',
+    keys: [{ keyId: 'PKSIMULATOR0000000001', secretKey: 'sim-secret-0123456789abcdefghijklmnopqrstu' }],
+    account: { id: simUuid(998, 9), account_number: 'PA3SIMULATED2', status: 'ACTIVE', currency: 'USD', cash: '0', equity: '0', created_at: '2026-01-05T14:00:00Z' },
+    orders: b.orders, fills: b.fills, activities, rateLimitPerMinute: 200, faults: {}, quirks: {},
+    ...overrides,
+  };
+}
+
 export const ALPACA_SCENARIOS: Record<string, () => AlpacaScenario> = {
+  activities: () => accountWithActivities(),
   day: () => dayOfFills(),
   'equal-timestamps': () => dayOfFills({ name: 'equal-timestamps', quirks: { prefixPaging: true } }),
   'rate-limit-storm': () => dayOfFills({ name: 'rate-limit-storm', faults: { rateLimitStorm: { from: 2, count: 5, retryAfterS: 1 } } }),
@@ -307,6 +372,11 @@ function positionsView(sc: AlpacaScenario): Record<string, unknown>[] {
     const o = indexOf(sc).orderById.get(f.order_id) as SimOrder;
     net.set(o.symbol, (net.get(o.symbol) ?? 0) + (o.side === 'buy' ? 1 : -1) * Number(f.qty));
   }
+  for (const a of sc.activities ?? []) {
+    if (a.status !== 'canceled' && a.symbol !== undefined && a.qty !== undefined && (a.activity_type === 'SPLIT' || a.activity_sub_type === 'SDIV')) {
+      net.set(a.symbol, (net.get(a.symbol) ?? 0) + Number(a.qty));
+    }
+  }
   return [...net].filter(([, q]) => q !== 0).map(([symbol, q]) => ({
     asset_id: simUuid(symbol.length, 7), symbol, exchange: 'NASDAQ', asset_class: 'us_equity', asset_marginable: true, qty: String(q),
     qty_available: String(q), avg_entry_price: '100', side: q > 0 ? 'long' : 'short', market_value: String(q * 100), cost_basis: String(q * 100),
@@ -356,7 +426,18 @@ function listOrders(sc: AlpacaScenario, q: URLSearchParams): Answer {
   return { status: 200, body: rows.slice(0, limit).map((o) => orderView(sc, o, nested)) };
 }
 
+/** The non-trade rows of `types` (all when null), in id order, as Alpaca lists them. */
+function listNonTrade(sc: AlpacaScenario, q: URLSearchParams, types: string[] | null): Answer {
+  const rows = [...(sc.activities ?? [])].filter((a) => types === null || types.includes(a.activity_type)).sort((a, b) => (a.id < b.id ? -1 : 1));
+  return listRows(q, rows, (a) => a.created_at, (a) => ({ ...a }), sc.quirks.prefixPaging === true);
+}
+
 function listFills(sc: AlpacaScenario, q: URLSearchParams): Answer {
+  return listRows(q, indexOf(sc).fillsById, (f) => f.transaction_time, (f) => fillView(sc, f), sc.quirks.prefixPaging === true);
+}
+
+/** Activity paging (brokers.md §1.7): `date` (by the id's New York date), after/until, page_token, direction, page_size. */
+function listRows<T extends { id: string }>(q: URLSearchParams, all: T[], timeOf: (r: T) => string, view: (r: T) => unknown, prefixPaging: boolean): Answer {
   const date = q.get('date');
   for (const k of ['date', 'after', 'until'] as const) {
     const v = q.get(k);
@@ -367,20 +448,25 @@ function listFills(sc: AlpacaScenario, q: URLSearchParams): Answer {
   const pageSize = pageSizeText === null ? (date !== null ? Infinity : 100) : Number(pageSizeText);
   if (!(pageSize >= 1) || (date === null && pageSize > 100)) return err(422, 40010001, 'page_size must be between 1 and 100');
   const asc = q.get('direction') === 'asc';
-  let rows = indexOf(sc).fillsById;
-  if (date !== null) rows = rows.filter((f) => nyPrefix(f.transaction_time).startsWith(date.slice(0, 10).replace(/-/g, '')));
+  let rows = all;
+  if (date !== null) rows = rows.filter((f) => f.id.startsWith(date.slice(0, 10).replace(/-/g, '')));
   const after = q.get('after');
   const until = q.get('until');
-  if (after !== null) rows = rows.filter((f) => Date.parse(f.transaction_time) > Date.parse(after));
-  if (until !== null) rows = rows.filter((f) => Date.parse(f.transaction_time) < Date.parse(until));
+  if (after !== null) rows = rows.filter((f) => Date.parse(timeOf(f)) > Date.parse(after));
+  if (until !== null) rows = rows.filter((f) => Date.parse(timeOf(f)) < Date.parse(until));
   const token = q.get('page_token');
   if (token !== null) {
-    const cut = (id: string): string => (sc.quirks.prefixPaging ? id.slice(0, 17) : id);
+    const cut = (id: string): string => (prefixPaging ? id.slice(0, 17) : id);
     rows = rows.filter((f) => (asc ? cut(f.id) > cut(token) : cut(f.id) < cut(token)));
   }
   if (!asc) rows = [...rows].reverse();
-  return { status: 200, body: rows.slice(0, pageSize).map((f) => fillView(sc, f)) };
+  return { status: 200, body: rows.slice(0, pageSize).map(view) };
 }
+
+/** Alpaca's non-trade activity types (reference brokers.md §1.7); FILL is the trade type. */
+const NON_TRADE_TYPES = new Set(['ACATC', 'ACATS', 'CFEE', 'CSD', 'CSW', 'DIV', 'DIVCGL', 'DIVCGS', 'DIVFEE', 'DIVFT', 'DIVNRA', 'DIVROC', 'DIVTW',
+  'DIVTXEX', 'FEE', 'INT', 'INTNRA', 'INTTW', 'JNL', 'JNLC', 'JNLS', 'MA', 'NC', 'OPASN', 'OPCA', 'OPCSH', 'OPEXC', 'OPEXP', 'OPTRD', 'PTC', 'PTR',
+  'REORG', 'SPIN', 'SPLIT', 'CGD', 'REO', 'VOF']);
 
 function route(sc: AlpacaScenario, path: string, q: URLSearchParams): Answer {
   if (path === '/v2/account') return { status: 200, body: { ...sc.account } };
@@ -388,10 +474,21 @@ function route(sc: AlpacaScenario, path: string, q: URLSearchParams): Answer {
   if (path === '/v2/positions') return { status: 200, body: positionsView(sc) };
   if (path === '/v2/account/activities/FILL') return listFills(sc, q);
   if (path === '/v2/account/activities') {
-    if (q.get('activity_types') !== 'FILL') return { status: 200, body: [] };
-    return listFills(sc, q);
+    const category = q.get('category');
+    const types = q.get('activity_types');
+    if (category !== null && types !== null) return err(422, 40010001, 'category cannot be combined with activity_types');
+    if (category === 'non_trade_activity') return listNonTrade(sc, q, null);
+    if (category === 'trade_activity' || types === 'FILL') return listFills(sc, q);
+    if (category !== null) return err(422, 40010001, `invalid category: ${category}`);
+    if (types === null) return err(422, 40010001, 'simulator: name activity_types or category (mixed listings are not simulated)');
+    const list = types.split(',');
+    const bad = list.find((t) => !NON_TRADE_TYPES.has(t));
+    return bad ? err(422, 40010001, `invalid activity type: ${bad}`) : listNonTrade(sc, q, list);
   }
-  if (path.startsWith('/v2/account/activities/')) return err(422, 40010001, `invalid activity type: ${path.split('/').pop()}`);
+  if (path.startsWith('/v2/account/activities/')) {
+    const type = path.split('/').pop() as string;
+    return NON_TRADE_TYPES.has(type) ? listNonTrade(sc, q, [type]) : err(422, 40010001, `invalid activity type: ${type}`);
+  }
   if (path === '/v2/orders:by_client_order_id') {
     const o = sc.orders.find((x) => x.client_order_id === q.get('client_order_id'));
     return o ? { status: 200, body: orderView(sc, o, q.get('nested') === 'true') } : err(404, 40410000, 'order not found');

@@ -23,6 +23,8 @@ export type SimActivity = {
   fee: number;
   trade_date: string;
   external_reference_id: string | null;
+  /** as the broker describes the row; the default is built from type, units, symbol and price */
+  description?: string;
   /** hidden until `advanceDay()` is called that many times (SnapTrade's daily refresh) */
   lagDays?: number;
 };
@@ -76,7 +78,7 @@ export type SnapTradeSim = {
   close(): Promise<void>;
 };
 
-const activity = (n: number, a: Omit<SimActivity, 'id' | 'fee' | 'amount'> & { fee?: number }): SimActivity => ({
+const activity = (n: number, a: Omit<SimActivity, 'id' | 'fee' | 'amount'> & { fee?: number; amount?: number }): SimActivity => ({
   id: simUuid(n, 11),
   fee: 0,
   amount: Math.round((a.type === 'BUY' ? -1 : 1) * a.units * a.price * 100) / 100,
@@ -132,6 +134,29 @@ export function snapTradeBulk(count: number, overrides: Partial<SnapTradeScenari
   return snapTradeDay({ accounts: [{ number: '5XX-00000001', institution: 'Robinhood', activities: rows, ordersSupported: true }], ...overrides });
 }
 
+/**
+ * One account from its opening, with the non-trade rows and their traps (reference
+ * corporate-actions.md §4, brokers.md §4.2): a contribution, a buy, a SPLIT row whose `units` is
+ * the change in units (its meaning is not documented), a dividend with `symbol: null` (the ticker
+ * only in the description), its withholding as TAX, a sale and its FEE, a withdrawal, and rows
+ * reported with dates only (midnight UTC).
+ */
+export function snapTradeAccountHistory(overrides: Partial<SnapTradeScenario> = {}): SnapTradeScenario {
+  const cash = (n: number, type: string, amount: number, trade_date: string, symbol: string | null = null, description?: string): SimActivity =>
+    activity(n, { type, symbol, units: 0, price: 0, amount, trade_date, external_reference_id: null, ...(description ? { description } : {}) });
+  const rows: SimActivity[] = [
+    cash(30, 'CONTRIBUTION', 12000, '2026-01-05T00:00:00Z'),
+    activity(31, { type: 'BUY', symbol: 'XYZ', units: 10, price: 1000, trade_date: '2026-01-06T15:00:01Z', external_reference_id: simUuid(31, 12) }),
+    activity(32, { type: 'SPLIT', symbol: 'XYZ', units: 90, price: 0, amount: 0, trade_date: '2026-01-08T00:00:00Z', external_reference_id: null, description: 'XYZ 10 FOR 1 FORWARD SPLIT' }),
+    cash(33, 'DIVIDEND', 25, '2026-01-09T00:00:00Z', null, 'XYZ CASH DIVIDEND 0.25/SH'),
+    cash(34, 'TAX', -3.75, '2026-01-09T00:00:00Z', null, 'XYZ NRA WITHHOLDING'),
+    activity(35, { type: 'SELL', symbol: 'XYZ', units: -50, price: 103, trade_date: '2026-01-12T15:00:01Z', external_reference_id: simUuid(35, 12) }),
+    cash(36, 'FEE', -0.02, '2026-01-12T00:00:00Z', 'XYZ', 'REGULATORY FEE'),
+    cash(37, 'WITHDRAWAL', -500, '2026-01-13T00:00:00Z'),
+  ];
+  return snapTradeDay({ name: 'history', accounts: [{ number: '5XX-77777777', institution: 'Robinhood', activities: rows, ordersSupported: true }], ...overrides });
+}
+
 /** Named scenarios, for `ledger sim snaptrade --scenario NAME` and demos. */
 export const SNAPTRADE_SCENARIOS: Record<string, () => SnapTradeScenario> = {
   day: () => snapTradeDay(),
@@ -139,6 +164,7 @@ export const SNAPTRADE_SCENARIOS: Record<string, () => SnapTradeScenario> = {
   outage: () => snapTradeDay({ name: 'outage', faults: { outage: { from: 3, count: 6, status: 503 } } }),
   'loses-authorisation': () => snapTradeDay({ name: 'loses-authorisation', faults: { revokeFrom: 6 } }),
   bulk: () => snapTradeBulk(5000, { name: 'bulk' }),
+  history: () => snapTradeAccountHistory(),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -171,7 +197,7 @@ function activityView(a: SimActivity): Record<string, unknown> {
     id: a.id,
     symbol: a.symbol === null ? null : { id: simUuid(a.symbol.length, 21), symbol: a.symbol, raw_symbol: a.symbol, description: a.symbol, currency, exchange: { code: 'ARCA', mic_code: 'ARCX', name: 'NYSE ARCA' }, type: { code: 'cs', description: 'Common Stock' } },
     currency_universal_symbol: null, option_symbol: null, price: a.price, units: a.units, amount: a.amount, currency, type: a.type, option_type: '',
-    description: `${a.type} ${Math.abs(a.units)} ${a.symbol ?? ''} @ ${a.price}`, trade_date: a.trade_date, settlement_date: a.trade_date, fee: a.fee,
+    description: a.description ?? `${a.type} ${Math.abs(a.units)} ${a.symbol ?? ''} @ ${a.price}`, trade_date: a.trade_date, settlement_date: a.trade_date, fee: a.fee,
     fx_rate: null, institution: 'Robinhood', external_reference_id: a.external_reference_id,
   };
 }

@@ -31,11 +31,13 @@ const SyncSummary = Type.Object({
   counts: Type.Object({
     fills_read: Type.Integer(), executions_recorded: Type.Integer(), already_recorded: Type.Integer(), orders_read: Type.Integer(),
     linked_link_token: Type.Integer(), linked_inferred: Type.Integer({ description: 'Inferred links never count as verification.' }),
-    not_fills: Type.Record(Type.String(), Type.Integer(), { description: 'SnapTrade activities that are not fills (dividends, transfers...), counted, never recorded.' }),
+    not_fills: Type.Record(Type.String(), Type.Integer(), { description: 'SnapTrade activities that are not fills (dividends, transfers...), by type; they are recorded as activity records.' }),
+    activities_read: Type.Optional(Type.Integer({ description: 'Non-trade activities read (dividends, splits, deposits, withdrawals, fees...).' })),
+    activities_recorded: Type.Optional(Type.Integer({ description: 'Non-trade activities recorded as activity records in this sync (each once).' })),
   }),
   positions: Type.Integer(),
   caveats: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), {
-    description: 'position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped.',
+    description: 'position_mismatch (the broker reports a position the imported fills do not add up to: history before the import, a transfer, a split), cumulative_mismatch, fill_skipped, activity_skipped.',
   }),
   error: Type.Union([Type.Object({ kind: Type.String(), message: Type.String() }), Type.Null()]),
 });

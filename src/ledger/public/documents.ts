@@ -79,7 +79,9 @@ export function profileView(
     demo: agent.demo,
     created_at: agent.createdAt,
     chain: { head: headView(head), url: links.chain, export_url: links.export },
-    counts: { records: counts.total, decision: counts.byType.decision, execution: counts.byType.execution, signed: counts.signed },
+    counts: {
+      records: counts.total, decision: counts.byType.decision, execution: counts.byType.execution, activity: counts.byType.activity, signed: counts.signed,
+    },
     signing_keys: keys.map(publicKeyView),
     portfolios: sections?.portfolios ?? [],
     performance: sections?.performance ?? null,
@@ -107,6 +109,7 @@ export function transparencyView(
       records: counts.total,
       decision: counts.byType.decision,
       execution: counts.byType.execution,
+      activity: counts.byType.activity,
       signed: counts.signed,
     },
     heads,

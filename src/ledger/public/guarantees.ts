@@ -29,8 +29,8 @@ export const GUARANTEES = [
   },
   {
     name: 'broker_performance',
-    covers: 'Broker-verified performance is derived from imported trades (orders and fills).',
-    does_not_cover: 'Connected-broker imports do not yet include deposits, withdrawals or dividends, so a broker-verified curve is trade-derived and says so (rule 7). Profiles show no performance until it is computed, and say so in their caveats.',
+    covers: 'Broker-verified performance is derived from imported trades (orders and fills); the account\'s dividends, splits, deposits, withdrawals and fees are imported as activity records, once each.',
+    does_not_cover: 'The service\'s broker curve is still trade-derived and says so, naming what the imported history lacks, or that it is complete but the time-weighted curve is not served yet (docs/performance.md §3.1). Profiles show no performance until it is computed, and say so in their caveats.',
   },
   {
     name: 'anchoring',

@@ -35,12 +35,12 @@ export function recordJson(r: StoredRecord, shape: RecordShape, extra = ''): str
 }
 
 /**
- * Where an execution came from: `"provenance":"BROKER_SYNCED","broker":"<name>"` (imported by the
- * broker sync, never sent by the agent). Decisions are shown as before (their provenance,
- * SERVICE_RECORDED, is in the decision response).
+ * Where an execution or an activity came from: `"provenance":"BROKER_SYNCED","broker":"<name>"`
+ * (imported by the broker sync, never sent by the agent). Decisions are shown as before (their
+ * provenance, SERVICE_RECORDED, is in the decision response).
  */
 function provenanceText(r: StoredRecord): string {
-  if (r.type !== 'execution') return '';
+  if (r.type !== 'execution' && r.type !== 'activity') return '';
   const broker = (JSON.parse(r.content) as { broker?: unknown }).broker;
   return `,"provenance":"BROKER_SYNCED","broker":${JSON.stringify(typeof broker === 'string' ? broker : null)}`;
 }

@@ -35,6 +35,9 @@ export function summary(r: RecordView): string {
   if (r.type === 'execution') {
     return [str(c.side), str(c.quantity), str(c.symbol), str(c.price) ? `@ ${str(c.price)}` : null].filter(Boolean).join(' ');
   }
+  if (r.type === 'activity') {
+    return [str(c.activity_type), str(c.symbol), str(c.quantity), str(c.amount) ? `cash ${str(c.amount)}` : null].filter(Boolean).join(' ');
+  }
   const size = str(c.quantity) ?? (str(c.notional) ? `${str(c.notional)} ${str(c.currency) ?? ''}`.trim() : null)
     ?? (str(c.target_allocation_pct) ? `to ${str(c.target_allocation_pct)} %` : null);
   return [str(c.action), size, str(c.symbol)].filter(Boolean).join(' ');

@@ -28,11 +28,20 @@ const EXECUTION_FIELDS: [string, string][] = [
   ['client_order_id', 'Client order id'], ['account_ref', 'Account (broker\'s id)'],
 ];
 
+const ACTIVITY_FIELDS: [string, string][] = [
+  ['broker', 'Broker'], ['activity_type', 'Activity type (the broker\'s code)'], ['activity_sub_type', 'Sub-type'], ['status', 'Status'],
+  ['symbol', 'Symbol'], ['quantity', 'Quantity'], ['price', 'Price'], ['per_share_amount', 'Per share'], ['amount', 'Cash amount'],
+  ['currency', 'Currency'], ['occurred_at', 'Date (as the broker reports it)'], ['broker_activity_id', 'Broker activity id'],
+  ['account_ref', 'Account (broker\'s id)'],
+];
+
+const FIELDS_OF: Record<RecordView['type'], [string, string][]> = { decision: DECISION_FIELDS, execution: EXECUTION_FIELDS, activity: ACTIVITY_FIELDS };
+
 const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
 function content(v: RecordView, hashed: string): Html {
   const c = v.content;
-  const fields = v.type === 'execution' ? EXECUTION_FIELDS : DECISION_FIELDS;
+  const fields = FIELDS_OF[v.type] ?? DECISION_FIELDS;
   const shown = fields.filter(([k]) => c[k] !== undefined && c[k] !== null);
   return html`<dl class="facts">
 ${shown.map(([k, label]) => html`<dt>${label}</dt><dd>${text(c[k])}</dd>`)}

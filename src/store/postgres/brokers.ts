@@ -3,7 +3,7 @@
 // the length of the sync (a crashed node's lock goes with its session).
 import type pg from 'pg';
 import type {
-  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedFill, LinkCounts,
+  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedActivity, ImportedFill, LinkCounts,
   PositionSnapshot, Sealed, SyncLock,
 } from '../broker-port.ts';
 import {
@@ -78,6 +78,19 @@ export class PostgresBrokerStore implements BrokerStore {
     if (keys.length === 0) return new Set();
     const rows = await this.q('SELECT fill_key FROM broker_fills WHERE agent_id = $1 AND fill_key = ANY($2::text[])', [agentId, [...keys]]);
     return new Set(rows.map((r) => String(r.fill_key)));
+  }
+
+  async importedActivityKeys(agentId: string, keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await this.q('SELECT activity_key FROM broker_activities WHERE agent_id = $1 AND activity_key = ANY($2::text[])', [agentId, [...keys]]);
+    return new Set(rows.map((r) => String(r.activity_key)));
+  }
+
+  async saveImportedActivities(rows: readonly ImportedActivity[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.q(`INSERT INTO broker_activities (agent_id, activity_key, connection_id, record_id)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT (agent_id, activity_key) DO NOTHING`,
+    [rows.map((r) => r.agentId), rows.map((r) => r.key), rows.map((r) => r.connectionId), rows.map((r) => r.recordId)]);
   }
 
   async saveImportedFills(rows: readonly ImportedFill[]): Promise<void> {

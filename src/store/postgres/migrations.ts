@@ -543,6 +543,27 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     next_attempt_at TEXT
   );
   `,
+  // Broker account activities (issue 25 scope 4): the record count of the new record type on each
+  // chain head, and the index of imported non-trade activities (each key once per agent: which
+  // record it became), append-only like the records it points to.
+  `
+  ALTER TABLE chain_heads ADD COLUMN activity_count BIGINT NOT NULL DEFAULT 0;
+  UPDATE chain_heads SET activity_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.type = 'activity');
+  CREATE TABLE broker_activities (
+    agent_id TEXT NOT NULL,
+    activity_key TEXT NOT NULL,
+    connection_id TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (agent_id, activity_key)
+  );
+  CREATE INDEX broker_activities_connection ON broker_activities(connection_id, record_id);
+  CREATE FUNCTION broker_activities_are_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'broker_activities_are_append_only'; END $$;
+  CREATE TRIGGER broker_activities_no_change BEFORE UPDATE OR DELETE ON broker_activities
+    FOR EACH ROW EXECUTE FUNCTION broker_activities_are_append_only();
+  CREATE TRIGGER broker_activities_no_truncate BEFORE TRUNCATE ON broker_activities
+    FOR EACH STATEMENT EXECUTE FUNCTION broker_activities_are_append_only();
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

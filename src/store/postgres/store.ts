@@ -419,10 +419,10 @@ async function writeAppend(c: pg.PoolClient, rows: AppendRows): Promise<void> {
   await c.query(
     `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at,
        decision_count = h.decision_count + v.decisions, execution_count = h.execution_count + v.executions,
-       signed_count = h.signed_count + v.signed
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
-       AS v(agent_id, seq, hash, recorded_at, decisions, executions, signed)
+       activity_count = h.activity_count + v.activities, signed_count = h.signed_count + v.signed
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
+       AS v(agent_id, seq, hash, recorded_at, decisions, executions, activities, signed)
      WHERE h.agent_id = v.agent_id`,
     [heads.map((h) => h.agentId), heads.map((h) => h.seq), heads.map((h) => h.hash), heads.map((h) => h.recordedAt),
-      heads.map((h) => h.added.decision), heads.map((h) => h.added.execution), heads.map((h) => h.added.signed)]);
+      heads.map((h) => h.added.decision), heads.map((h) => h.added.execution), heads.map((h) => h.added.activity), heads.map((h) => h.added.signed)]);
 }

@@ -1,7 +1,7 @@
 // The broker sub-port on SQLite: the same database file as the SqliteStore (its connection).
 // One sync per connection at a time is kept in this process (SQLite serves one process).
 import type {
-  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedFill, LinkCounts,
+  BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedActivity, ImportedFill, LinkCounts,
   PositionSnapshot, Sealed, SyncLock,
 } from '../broker-port.ts';
 import {
@@ -93,6 +93,23 @@ export class SqliteBrokerStore implements BrokerStore {
       for (const r of rows) found.add(String(r.fill_key));
     }
     return found;
+  }
+
+  async importedActivityKeys(agentId: string, keys: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const part of chunks(keys)) {
+      const rows = this.rows(`SELECT activity_key FROM broker_activities WHERE agent_id = ? AND activity_key IN (${part.map(() => '?').join(', ')})`, agentId, ...part);
+      for (const r of rows) found.add(String(r.activity_key));
+    }
+    return found;
+  }
+
+  async saveImportedActivities(rows: readonly ImportedActivity[]): Promise<void> {
+    const insert = this.db.prepare(`INSERT INTO broker_activities (agent_id, activity_key, connection_id, record_id) VALUES (?, ?, ?, ?)
+      ON CONFLICT (agent_id, activity_key) DO NOTHING`);
+    this.db.transaction(() => {
+      for (const a of rows) insert.run(a.agentId, a.key, a.connectionId, a.recordId);
+    }).immediate();
   }
 
   async saveImportedFills(rows: readonly ImportedFill[]): Promise<void> {

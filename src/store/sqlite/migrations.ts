@@ -538,6 +538,25 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     next_attempt_at TEXT
   );
   `,
+  // Broker account activities (issue 25 scope 4): the record count of the new record type on each
+  // chain head, and the index of imported non-trade activities (each key once per agent: which
+  // record it became), append-only like the records it points to.
+  `
+  ALTER TABLE chain_heads ADD COLUMN activity_count INTEGER NOT NULL DEFAULT 0;
+  UPDATE chain_heads SET activity_count = (SELECT COUNT(*) FROM records r WHERE r.agent_id = chain_heads.agent_id AND r.type = 'activity');
+  CREATE TABLE broker_activities (
+    agent_id TEXT NOT NULL,
+    activity_key TEXT NOT NULL,
+    connection_id TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (agent_id, activity_key)
+  ) WITHOUT ROWID;
+  CREATE INDEX broker_activities_connection ON broker_activities(connection_id, record_id);
+  CREATE TRIGGER broker_activities_no_update BEFORE UPDATE ON broker_activities
+    BEGIN SELECT RAISE(ABORT, 'broker_activities_are_append_only'); END;
+  CREATE TRIGGER broker_activities_no_delete BEFORE DELETE ON broker_activities
+    BEGIN SELECT RAISE(ABORT, 'broker_activities_are_append_only'); END;
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */

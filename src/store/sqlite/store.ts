@@ -64,7 +64,7 @@ function prepareStatements(db: SqliteDatabase) {
     insertIdempotency: p(`INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
                           VALUES (?, ?, ?, ?, ?, ?, ?)`),
     updateHead: p(`UPDATE chain_heads SET seq = ?, hash = ?, recorded_at = ?, decision_count = decision_count + ?,
-                     execution_count = execution_count + ?, signed_count = signed_count + ? WHERE agent_id = ?`),
+                     execution_count = execution_count + ?, activity_count = activity_count + ?, signed_count = signed_count + ? WHERE agent_id = ?`),
     findIdempotent: p(`SELECT k.fingerprint, k.status, k.body, ${RECORD_COLUMNS} FROM idempotency_keys k
                        LEFT JOIN records r ON r.id = k.record_id LEFT JOIN agents a ON a.id = r.agent_id
                        WHERE k.agent_id = ? AND k.key = ?`),
@@ -329,7 +329,7 @@ export class SqliteStore implements LedgerStore {
     for (const record of rows.records) statements.insertRecord.run(...recordParams(record));
     for (const k of rows.idempotencyKeys) statements.insertIdempotency.run(k.agentId, k.key, k.fingerprint, k.recordId, k.status, '', k.createdAt);
     for (const n of rows.nonces) statements.insertNonce.run(n.agentId, n.nonce, n.recordId);
-    for (const h of rows.heads) statements.updateHead.run(h.seq, h.hash, h.recordedAt, h.added.decision, h.added.execution, h.added.signed, h.agentId);
+    for (const h of rows.heads) statements.updateHead.run(h.seq, h.hash, h.recordedAt, h.added.decision, h.added.execution, h.added.activity, h.added.signed, h.agentId);
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {

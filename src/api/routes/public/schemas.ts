@@ -67,7 +67,7 @@ export const ChainEntry = Type.Object({
   agent: Type.String({ description: 'The agent handle.' }),
   seq: Type.String({ pattern: '^[1-9][0-9]*$', description: 'chain_seq as a decimal string.' }),
   id: Type.String({ pattern: RECORD_ID_PATTERN }),
-  type: stringEnum(['decision', 'execution'] as const),
+  type: stringEnum(['decision', 'execution', 'activity'] as const),
   recorded_at: Type.String({ pattern: RECORDED_AT_PATTERN }),
   content_hash: Type.String({ pattern: HEX64 }),
   prev_hash: Type.String({ pattern: HEX64, description: 'chain_hash of the previous record; 64 zeros for seq 1.' }),
@@ -96,14 +96,14 @@ export const ChainQuery = Type.Object({
   after_seq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Page start: records with seq greater than this. Take it from next_after_seq of the previous page.' }),
 }, { additionalProperties: false });
 
-export const ProofParams = Type.Object({ record_id: Type.String({ description: 'A record id (dec_... or exe_...).' }) });
+export const ProofParams = Type.Object({ record_id: Type.String({ description: 'A record id (dec_..., exe_... or act_...).' }) });
 
 export const LedgerQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most 200, default 50.' }),
   cursor: Type.Optional(Type.String({ pattern: RECORD_ID_PATTERN, description: 'A record id: the page holds records before it (older). Take it from next_cursor.' })),
   symbol: Type.Optional(Type.String({ minLength: 1, maxLength: 20, pattern: NO_CONTROL_CHARACTERS, description: 'Only records about this symbol.' })),
   agent: Type.Optional(Type.String({ pattern: HANDLE_PATTERN, description: 'Only this agent\'s records (its handle).' })),
-  type: Type.Optional(stringEnum(['decision', 'execution'] as const, { description: 'Only this record type.' })),
+  type: Type.Optional(stringEnum(['decision', 'execution', 'activity'] as const, { description: 'Only this record type.' })),
   include_demo: Type.Boolean({ default: false, description: 'Include demo agents\' records (default false: hidden).' }),
 }, { additionalProperties: false });
 
@@ -127,7 +127,9 @@ export const ProfileResponse = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   chain: Type.Object({ head: HeadView, url: Type.String({ format: 'uri' }), export_url: Type.String({ format: 'uri' }) }),
   counts: Type.Object({
-    records: Type.Integer(), decision: Type.Integer(), execution: Type.Integer(), signed: Type.Integer({ description: 'Agent-signed records.' }),
+    records: Type.Integer(), decision: Type.Integer(), execution: Type.Integer(),
+    activity: Type.Integer({ description: 'Non-trade broker activities (dividends, splits, deposits, withdrawals, fees...).' }),
+    signed: Type.Integer({ description: 'Agent-signed records.' }),
   }),
   signing_keys: Type.Array(PublicKeyView),
   portfolios: Type.Array(ProfilePortfolio, { description: 'The model and broker portfolios computed so far (docs/performance.md); empty until one is, and a caveat says why.' }),
@@ -269,7 +271,7 @@ export const TransparencyResponse = Type.Object({
   algorithm: Type.Literal('sha256'),
   counts: Type.Object({
     agents: Type.Integer(), demo_agents: Type.Integer(), records: Type.Integer(),
-    decision: Type.Integer(), execution: Type.Integer(), signed: Type.Integer(),
+    decision: Type.Integer(), execution: Type.Integer(), activity: Type.Integer(), signed: Type.Integer(),
   }),
   heads: Type.Array(Type.Object({
     agent: Type.String(), demo: Type.Boolean(), status: Type.String(),
