@@ -5,15 +5,13 @@ import type { Command } from 'commander';
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config.ts';
-import { backupSqlite } from '../store/sqlite/backup.ts';
-import { pgDumpCommand } from '../store/postgres/dump.ts';
-import { redactUrl } from '../store/open.ts';
 
 type Options = { database?: string };
 
 const MB = 1024 * 1024;
 
 async function backupPostgres(databaseUrl: string, path: string): Promise<void> {
+  const [{ pgDumpCommand }, { redactUrl }] = await Promise.all([import('../store/postgres/dump.ts'), import('../store/open.ts')]);
   const command = pgDumpCommand(databaseUrl, path);
   const run = spawnSync('pg_dump', command.args, { env: { ...process.env, ...command.env }, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8' });
   if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
@@ -33,6 +31,7 @@ export function registerBackupCommand(program: Command): void {
       if (!config.databaseUrl.startsWith('sqlite:')) return backupPostgres(config.databaseUrl, target);
       const source = config.databaseUrl.slice('sqlite:'.length);
       if (source === ':memory:') throw new Error('an in-memory database has nothing to back up');
+      const { backupSqlite } = await import('../store/sqlite/backup.ts');
       const started = performance.now();
       const result = await backupSqlite(source, target);
       const seconds = ((performance.now() - started) / 1000).toFixed(2);

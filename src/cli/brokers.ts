@@ -3,16 +3,8 @@
 import { rename, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
-import { systemClock } from '../ledger/clock.ts';
-import { brokerConnections } from '../brokers/service.ts';
-import { connectionView, resealAll, type BrokerConnections } from '../brokers/connections.ts';
-import { addKeyVersion, formatKeyring, loadMasterKeyring, type Keyring } from '../brokers/vault.ts';
-import { verifyKeyring } from '../brokers/keyring-check.ts';
-import { vaultStoreOf } from '../store/vault.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
-import { webhookStoreOf } from '../store/webhooks.ts';
-import { resealSecrets } from '../webhooks/endpoints.ts';
-import { openStore } from '../store/open.ts';
+import type { BrokerConnections } from '../brokers/connections.ts';
+import type { Keyring } from '../brokers/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
 
 type Common = { database?: string; json?: boolean };
@@ -21,8 +13,19 @@ const log = (level: string, message: string) => {
   if (level !== 'info') console.error(`ledger: ${message}`);
 };
 
+/** The modules the commands run on, loaded when one runs (not for `ledger --help`). */
+async function load() {
+  const [clock, service, connections, vault, keyringCheck, vaultStore, brokerStore, webhookStore, endpoints, open] = await Promise.all([
+    import('../ledger/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../brokers/vault.ts'),
+    import('../brokers/keyring-check.ts'), import('../store/vault.ts'), import('../store/brokers.ts'), import('../store/webhooks.ts'),
+    import('../webhooks/endpoints.ts'), import('../store/open.ts'),
+  ]);
+  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...vaultStore, ...brokerStore, ...webhookStore, ...endpoints, ...open };
+}
+
 async function withBrokers<T>(opts: Common, work: (c: BrokerConnections, store: LedgerStore, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
+  const { openStore, brokerConnections, systemClock } = await load();
   const store = openStore(config.databaseUrl);
   try {
     await store.migrate();
@@ -49,6 +52,7 @@ export function registerBrokerCommands(program: Command): void {
   withCommon(brokers.command('list').description('Every broker connection (or one agent\'s), never a credential'))
     .option('--agent <handle>', 'only this agent\'s')
     .action(async (opts: Common & { agent?: string }) => withBrokers(opts, async (c, store) => {
+      const { connectionView } = await load();
       const list = (await c.listAll(await agentIdOf(store, opts.agent))).map((x) => ({ ...connectionView(x), agent_id: x.agentId }));
       if (opts.json) return console.log(JSON.stringify(list, null, 2));
       for (const x of list) {
@@ -77,7 +81,7 @@ export function registerBrokerCommands(program: Command): void {
 
   withCommon(brokers.command('disconnect <id>').description('Stop syncing and destroy the credentials (imported records stay)'))
     .action(async (id: string, opts: Common) => withBrokers(opts, async (c, store) => {
-      const found = await brokerStoreOf(store).findConnection(id);
+      const found = await (await load()).brokerStoreOf(store).findConnection(id);
       if (!found) throw new Error(`no broker connection ${id}`);
       const view = await c.disconnectConnection(found);
       console.log(opts.json ? JSON.stringify(view, null, 2) : `${view.id} disconnected`);
@@ -88,6 +92,9 @@ export function registerBrokerCommands(program: Command): void {
     .option('--print-new', 'with LEDGER_MASTER_KEY: print the keyring with a new version added, to set on every node first')
     .action(async (opts: Common & { printNew?: boolean }) => {
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
+      const {
+        loadMasterKeyring, formatKeyring, addKeyVersion, openStore, vaultStoreOf, verifyKeyring, resealAll, brokerStoreOf, resealSecrets, webhookStoreOf,
+      } = await load();
       const loaded = await loadMasterKeyring({
         env: { LEDGER_MASTER_KEY: config.brokers.masterKey ?? undefined, LEDGER_MASTER_KEY_FILE: config.brokers.masterKeyFile ?? undefined },
         dataDir: config.brokers.dataDir,

@@ -3,11 +3,6 @@
 // service running.
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { DEFAULT_SYNTHETIC_SEED } from '../market/select.ts';
-import { SyntheticMarketData } from '../market/synthetic.ts';
-import { createDemo } from '../performance/demo.ts';
-import { marketStoreOf } from '../store/market.ts';
-import { openStore } from '../store/open.ts';
 
 type Options = { database?: string; json?: boolean; prefix: string; days: string };
 
@@ -23,6 +18,9 @@ export function registerDemoCommand(program: Command): void {
       if (!/^[0-9]+$/.test(opts.days) || days < 30 || days > 3650) throw new Error('--days must be a whole number from 30 to 3650');
       if (!/^[a-z0-9][a-z0-9_-]{0,20}$/.test(opts.prefix)) throw new Error('--prefix must be 1 to 21 characters: a-z, 0-9, _ or -, starting with a letter or digit');
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
+      const [{ DEFAULT_SYNTHETIC_SEED }, { SyntheticMarketData }, { createDemo }, { marketStoreOf }, { openStore }] = await Promise.all([
+        import('../market/select.ts'), import('../market/synthetic.ts'), import('../performance/demo.ts'), import('../store/market.ts'), import('../store/open.ts'),
+      ]);
       const store = openStore(config.databaseUrl);
       try {
         await store.migrate();

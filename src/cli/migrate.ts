@@ -3,8 +3,6 @@
 // progress, and commits only once every table reads back the same on both sides.
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { copySqliteToPostgres } from '../store/copy.ts';
-import { redactUrl } from '../store/open.ts';
 
 type Options = { to: string; database?: string };
 
@@ -26,6 +24,7 @@ export function registerMigrateCommand(program: Command): void {
     .requiredOption('--to <url>', 'the target: postgres://user@host:port/db (add ?schema=<name> for a schema other than public)')
     .option('--database <url>', 'the SQLite ledger, sqlite:<path> (default: LEDGER_DATABASE_URL)')
     .action(async (opts: Options) => {
+      const [{ copySqliteToPostgres }, { redactUrl }] = await Promise.all([import('../store/copy.ts'), import('../store/open.ts')]);
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
       if (!config.databaseUrl.startsWith('sqlite:') || config.databaseUrl === 'sqlite::memory:') {
         throw new Error(`ledger migrate copies a SQLite ledger file; the source is ${redactUrl(config.databaseUrl)}`);

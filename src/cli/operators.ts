@@ -3,10 +3,8 @@
 import type { Command } from 'commander';
 import { agentView, apiKeyView } from '../domain/views.ts';
 import { loadConfig } from '../config.ts';
-import { systemClock } from '../ledger/clock.ts';
 import type { Result } from '../ledger/errors.ts';
-import { Operators } from '../ledger/operators.ts';
-import { openStore } from '../store/open.ts';
+import type { Operators } from '../ledger/operators.ts';
 import type { AgentStatus, Scope } from '../domain/types.ts';
 import type { LedgerStore } from '../store/port.ts';
 
@@ -14,6 +12,9 @@ type Common = { database?: string; json?: boolean };
 
 async function withOperators<T>(opts: Common, work: (ops: Operators, store: LedgerStore) => Promise<T>): Promise<T> {
   const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
+  const [{ openStore }, { Operators }, { systemClock }] = await Promise.all([
+    import('../store/open.ts'), import('../ledger/operators.ts'), import('../ledger/clock.ts'),
+  ]);
   const store = openStore(config.databaseUrl);
   try {
     await store.migrate();

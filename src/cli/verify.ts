@@ -2,10 +2,6 @@
 // what is checked; this file owns only the command line.
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { checkProofAnchor, runAnchorCheck } from '../anchor/check.ts';
-import { verifyPerformance } from '../verify/performance.ts';
-import { runVerify, type VerifyOptions } from '../verify/run.ts';
-import { readWitnessPolicy } from '../verify/log.ts';
 import type { WitnessPolicy } from '../core/witness-policy.ts';
 
 /** A proof bundle's text when the source is one (file or URL), for its anchor_proof; else null. */
@@ -47,10 +43,15 @@ export function registerVerifyCommand(program: Command): void {
       performance?: boolean; pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string;
       checkpoint?: string; witnessPolicy?: string; witness?: string[]; quorum?: number;
     }) => {
+      // The verifier is loaded when the command runs, so `ledger --help` does not pay for it.
       if (opts.performance) {
+        const { verifyPerformance } = await import('../verify/performance.ts');
         process.exitCode = await verifyPerformance(source, (line) => console.log(line));
         return;
       }
+      const [{ checkProofAnchor, runAnchorCheck }, { runVerify }, { readWitnessPolicy }] = await Promise.all([
+        import('../anchor/check.ts'), import('../verify/run.ts'), import('../verify/log.ts'),
+      ]);
       const anchorOptions = {
         ...(opts.header ? { headers: opts.header } : {}),
         ...(opts.headersUrl ? { headersUrl: opts.headersUrl } : {}),

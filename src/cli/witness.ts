@@ -3,7 +3,6 @@
 // verifier configures); stops on SIGTERM/SIGINT after the requests in flight.
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { startWitness } from '../witness/http.ts';
 
 type Options = { logs: string; data: string; port: string; host: string; name?: string; prefix: string };
 
@@ -21,6 +20,7 @@ export function registerWitnessCommand(program: Command): void {
       if (!/^[0-9]+$/.test(opts.port) || port > 65535) throw new Error('--port must be 0 to 65535');
       if (opts.prefix !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(opts.prefix)) throw new Error('--prefix must be empty or /segments without a trailing slash');
       const name = opts.name ?? process.env.LEDGER_WITNESS_NAME ?? `${hostname()}/witness`;
+      const { startWitness } = await import('../witness/http.ts');
       const w = await startWitness({ logsFile: opts.logs, dataDir: opts.data, port, host: opts.host, name, prefix: opts.prefix });
       if (w.keyCreated) console.error(`ledger witness: created the witness key ${w.keyPath} (mode 0600); keep it, it is the witness's identity`);
       if (w.looseKeyMode) console.error(`ledger witness: warning: ${w.keyPath} is readable by others; chmod 600 it`);
