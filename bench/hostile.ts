@@ -8,7 +8,7 @@
 // (goal: no 5xx other than the gate's 503). The per-minute read limit is lifted, so what holds
 // the reader back is the read gate (docs/operations.md, "Bounds on public reads"). Loopback only.
 //
-//   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres]
+//   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres] [--profile <dir>]
 import type { Request } from 'autocannon';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -16,7 +16,7 @@ import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type Be
 import { createAgents, DECISION } from './decision-load.ts';
 import { benchPath, fixed, integerFlag, load, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer, type Figures } from './harness.ts';
 
-export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean };
+export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean; profile: string | null };
 
 export function hostileOptions(argv: string[]): HostileBenchOptions {
   const v = suiteFlags(argv, {
@@ -26,10 +26,12 @@ export function hostileOptions(argv: string[]): HostileBenchOptions {
     rounds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '64' },
     'no-postgres': { type: 'boolean', default: false },
+    profile: { type: 'string' },
   });
   return {
     decisions: integerFlag('decisions', v.decisions, 1), rate: integerFlag('rate', v.rate, 1), seconds: integerFlag('seconds', v.seconds, 1),
     rounds: integerFlag('rounds', v.rounds, 1), connections: integerFlag('connections', v.connections, 1), postgres: !v['no-postgres'],
+    profile: v.profile ?? null,
   };
 }
 
@@ -150,7 +152,7 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
     const whale: Agent = agents[1]!;
     server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, {
       LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_MARKET_DATA: 'synthetic',
-    }));
+    }), o.profile);
     const tag = `hb${process.pid}-${Date.now().toString(36)}`;
     progress(`${storeName(kind)}: seeding ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB`);
     const started = performance.now();
