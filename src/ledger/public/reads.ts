@@ -14,7 +14,7 @@ import { errors, fail, ok, type Result } from '../errors.ts';
 import { isRecordId } from '../ids.ts';
 import { HANDLE_PATTERN } from '../operators.ts';
 import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin, type ProfileSections } from './documents.ts';
-import { entryText, recordJson } from './record-text.ts';
+import { entryText, recordJson, type RecordShape } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
 import { ReadSources, type ReplicaOptions } from './sources.ts';
 
@@ -71,6 +71,15 @@ export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
 
 /** Records read from the store per query while a page is built: memory grows with the page, not the limit. */
 const PAGE_READ_CHUNK = 100;
+
+/**
+ * Content bytes worth reading for `chars` of page budget: a record shown with its `document`
+ * carries its content twice (`content` and `document`), so half. Reading by this bound reads
+ * about the records the page shows (it never changes which: a page not yet full reads on).
+ */
+function contentBudget(chars: number, twice: boolean): number {
+  return Math.max(1, twice ? Math.ceil(chars / 2) : chars);
+}
 
 export class PublicReads {
   private readonly rendered = new Map<string, string>();
@@ -165,7 +174,7 @@ export class PublicReads {
     const keys = await store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
     const shape = { payloads: query.payloads, document: query.payloads };
-    const { texts, last } = await this.chainTexts(store, agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
+    const { texts, last } = await this.chainTexts(store, agent.id, query.afterSeq, room, shape, (r) => recordJson(r, shape));
     const hasMore = last < head.seq;
     const meta = {
       object: 'chain',
@@ -187,14 +196,15 @@ export class PublicReads {
   /**
    * Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page
    * budget. A record costs its text or its content, whichever is longer (a page without payloads
-   * still reads them), and each read stops at what is left of the budget.
+   * still reads them), and each read stops at the content worth what is left of the budget.
    */
-  private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
+  private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, shape: RecordShape, render: (r: StoredRecord) => string) {
     const texts: string[] = [];
     let cost = 0;
     let last = afterSeq;
     while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
-      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), Math.max(1, PAGE_CHAR_BUDGET - cost));
+      const bytes = contentBudget(PAGE_CHAR_BUDGET - cost, shape.payloads && shape.document);
+      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), bytes);
       if (chunk.length === 0) break;
       for (const r of chunk) {
         if (texts.length > 0 && cost >= PAGE_CHAR_BUDGET) break;
@@ -277,15 +287,19 @@ export class PublicReads {
     return ok({ body });
   }
 
-  /** Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time, within the page budget. */
-  private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
+  /**
+   * Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time (one more
+   * than shown: is there a next page?) and at most the content worth what is left of the budget.
+   */
+  private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey' | 'maxBytes'>) {
     const data: string[] = [];
     let chars = 0;
     let before = cursor === undefined ? undefined : sortKeyOf(cursor);
     let lastId: string | null = null;
     for (;;) {
       const want = Math.min(PAGE_READ_CHUNK, limit - data.length);
-      const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
+      const maxBytes = contentBudget(PAGE_CHAR_BUDGET - chars, true);
+      const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before, maxBytes });
       for (const r of rows.slice(0, want)) {
         const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
         data.push(text);
@@ -293,10 +307,16 @@ export class PublicReads {
         lastId = r.id;
         if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, hasMore: true, lastId };
       }
-      const more = rows.length > want;
-      if (!more || data.length >= limit) return { data, hasMore: more, lastId };
+      // Fewer rows than asked for, and not for the byte bound: the ledger ends here.
+      if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, hasMore: false, lastId };
+      if (data.length >= limit) return { data, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
       before = sortKeyOf(lastId!);
     }
+  }
+
+  /** Whether the ledger holds a record older than `id` under `filter`. */
+  private async olderExists(store: LedgerStore, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey' | 'maxBytes'>, id: string): Promise<boolean> {
+    return (await store.listLedger({ ...filter, limit: 1, beforeSortKey: sortKeyOf(id), maxBytes: 1 })).length > 0;
   }
 
   private ledgerUrl(query: LedgerPageQuery, cursor: string): string {
@@ -380,6 +400,10 @@ export class PublicReads {
       ...headView(head),
     })), counts, this.baseUrl);
   }
+}
+
+function contentBytes(records: readonly StoredRecord[]): number {
+  return records.reduce((sum, r) => sum + Buffer.byteLength(r.content), 0);
 }
 
 /** The agent's records with afterSeq < seq <= toSeq, in chain order, `pageSize` per page and about `maxBytes` of content at most. */
