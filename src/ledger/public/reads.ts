@@ -56,6 +56,17 @@ export type ExportAnnotations = {
 export type JsonText = { body: string };
 
 /**
+ * A page of records with its ETag, taken over what decides the page rather than over its
+ * megabytes of text: records never change, so their ids (a ledger page), or the range and the
+ * chain hash of the last one (a chain page: the hash chain pins every record before it), name them.
+ */
+export type TaggedJsonText = JsonText & { etag: string };
+
+function pageTag(...parts: string[]): string {
+  return `W/"${sha256Hex(parts.join('\n')).slice(0, 32)}"`;
+}
+
+/**
  * Records kept rendered (ledger items and proofs): records never change, so neither does their
  * text. Bounded in characters as well as in records: one record's text can be half a megabyte.
  */
@@ -160,11 +171,11 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}/chain
 
-  chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
+  chainPage(query: ChainPageQuery): Promise<Result<TaggedJsonText>> {
     return this.sources.read((store) => this.chainPageOn(store, query));
   }
 
-  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<JsonText>> {
+  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<TaggedJsonText>> {
     const found = await this.agent(replicaOrPrimary, query.handle);
     if (!found.ok) return found;
     const { agent } = found.value;
@@ -174,7 +185,7 @@ export class PublicReads {
     const keys = await store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
     const shape = { payloads: query.payloads, document: query.payloads };
-    const { texts, last } = await this.chainTexts(store, agent.id, query.afterSeq, room, shape, (r) => recordJson(r, shape));
+    const { texts, last, lastHash } = await this.chainTexts(store, agent.id, query.afterSeq, room, shape, (r) => recordJson(r, shape));
     const hasMore = last < head.seq;
     const meta = {
       object: 'chain',
@@ -188,9 +199,10 @@ export class PublicReads {
       after_seq: query.afterSeq,
     };
     const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: query.limit, payloads: query.payloads }) : null;
-    const body = `${JSON.stringify(meta).slice(0, -1)},"records":[${texts.join(',')}]` +
-      `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
-    return ok({ body });
+    const metaText = JSON.stringify(meta);
+    const tail = `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
+    const body = `${metaText.slice(0, -1)},"records":[${texts.join(',')}]${tail}`;
+    return ok({ body, etag: pageTag(metaText, `${texts.length} records to ${last}, ${lastHash}`, tail) });
   }
 
   /**
@@ -202,6 +214,7 @@ export class PublicReads {
     const texts: string[] = [];
     let cost = 0;
     let last = afterSeq;
+    let lastHash = '';
     while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
       const bytes = contentBudget(PAGE_CHAR_BUDGET - cost, shape.payloads && shape.document);
       const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), bytes);
@@ -212,9 +225,10 @@ export class PublicReads {
         texts.push(text);
         cost += Math.max(text.length, r.content.length);
         last = r.chainSeq;
+        lastHash = r.chainHash;
       }
     }
-    return { texts, last };
+    return { texts, last, lastHash };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -263,11 +277,11 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/ledger
 
-  ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
+  ledgerPage(query: LedgerPageQuery): Promise<Result<TaggedJsonText>> {
     return this.sources.read((store) => this.ledgerPageOn(store, query));
   }
 
-  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<JsonText>> {
+  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<TaggedJsonText>> {
     let agentId: string | undefined;
     let store = replicaOrPrimary;
     if (query.agent !== undefined) {
@@ -280,11 +294,11 @@ export class PublicReads {
       store = found.value.store;
     }
     const filter = { symbol: query.symbol, agentId, type: query.type, includeDemo: query.includeDemo };
-    const { data, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
+    const { data, ids, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
     const nextCursor = hasMore ? lastId : null;
-    const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
-      `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
-    return ok({ body });
+    const tail = `,"has_more":${hasMore},"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
+    const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}]${tail}`;
+    return ok({ body, etag: pageTag(ids.join(','), tail) });
   }
 
   /**
@@ -293,6 +307,7 @@ export class PublicReads {
    */
   private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey' | 'maxBytes'>) {
     const data: string[] = [];
+    const ids: string[] = [];
     let chars = 0;
     let before = cursor === undefined ? undefined : sortKeyOf(cursor);
     let lastId: string | null = null;
@@ -303,13 +318,14 @@ export class PublicReads {
       for (const r of rows.slice(0, want)) {
         const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
         data.push(text);
+        ids.push(r.id);
         chars += text.length;
         lastId = r.id;
-        if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, hasMore: true, lastId };
+        if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, ids, hasMore: true, lastId };
       }
       // Fewer rows than asked for, and not for the byte bound: the ledger ends here.
-      if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, hasMore: false, lastId };
-      if (data.length >= limit) return { data, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
+      if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, ids, hasMore: false, lastId };
+      if (data.length >= limit) return { data, ids, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
       before = sortKeyOf(lastId!);
     }
   }
