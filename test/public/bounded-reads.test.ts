@@ -203,4 +203,23 @@ await forEachStore('public reads bounded in size', (kind) => {
       }
     }
   });
+
+  test('a page of large records is read in slices with turns for I/O between them: what arrives meanwhile (a write) does not wait for the whole page', async () => {
+    for (const read of [
+      (r: PublicReads) => r.chainPage({ handle, afterSeq: 0, limit: 100, payloads: true }),
+      (r: PublicReads) => r.ledgerPage({ limit: 100, agent: handle, includeDemo: false }),
+    ]) {
+      let done = false;
+      let turnsDuringPage = 0;
+      const page = read(new PublicReads(store, 'http://ledger.test')).then((p) => ((done = true), p));
+      const poll = () => setImmediate(() => {
+        if (done) return;
+        turnsDuringPage++;
+        poll();
+      });
+      poll();
+      assert.ok((await page).ok);
+      assert.ok(turnsDuringPage >= 2, `${turnsDuringPage} turns of the event loop while the page was read`);
+    }
+  });
 });

@@ -84,13 +84,23 @@ export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
 const PAGE_READ_CHUNK = 100;
 
 /**
- * Content bytes worth reading for `chars` of page budget: a record shown with its `document`
- * carries its content twice (`content` and `document`), so half. Reading by this bound reads
- * about the records the page shows (it never changes which: a page not yet full reads on).
+ * Content bytes worth reading for `chars` of page budget, in one slice at most: a record shown
+ * with its `document` carries its content twice (`content` and `document`), so half. Reading by
+ * this bound reads about the records the page shows (it never changes which: a page not yet full
+ * reads on).
  */
 function contentBudget(chars: number, twice: boolean): number {
-  return Math.max(1, twice ? Math.ceil(chars / 2) : chars);
+  return Math.max(1, Math.min(READ_SLICE_BYTES, twice ? Math.ceil(chars / 2) : chars));
 }
+
+/**
+ * Content bytes one store query of a page reads at most. On SQLite a query runs on the event
+ * loop, so a page of large records is read in slices, with a turn for I/O (the writes that
+ * arrived meanwhile) between them: a write waits for a slice, not for a page.
+ */
+const READ_SLICE_BYTES = 512 * 1024;
+
+const turnForIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class PublicReads {
   private readonly rendered = new Map<string, string>();
@@ -216,6 +226,7 @@ export class PublicReads {
     let last = afterSeq;
     let lastHash = '';
     while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
+      if (texts.length > 0) await turnForIo();
       const bytes = contentBudget(PAGE_CHAR_BUDGET - cost, shape.payloads && shape.document);
       const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), bytes);
       if (chunk.length === 0) break;
@@ -327,6 +338,7 @@ export class PublicReads {
       if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, ids, hasMore: false, lastId };
       if (data.length >= limit) return { data, ids, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
       before = sortKeyOf(lastId!);
+      await turnForIo();
     }
   }
 
