@@ -84,6 +84,13 @@ export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
 const PAGE_READ_CHUNK = 100;
 
 /**
+ * Content bytes one store query of a page reads at most. On SQLite a query runs on the event
+ * loop, so a page of large records is read in slices, with a turn for I/O (the writes that
+ * arrived meanwhile) between them: a write waits for a slice, not for a page.
+ */
+const READ_SLICE_BYTES = 512 * 1024;
+
+/**
  * Content bytes worth reading for `chars` of page budget, in one slice at most: a record shown
  * with its `document` carries its content twice (`content` and `document`), so half. Reading by
  * this bound reads about the records the page shows (it never changes which: a page not yet full
@@ -92,13 +99,6 @@ const PAGE_READ_CHUNK = 100;
 function contentBudget(chars: number, twice: boolean): number {
   return Math.max(1, Math.min(READ_SLICE_BYTES, twice ? Math.ceil(chars / 2) : chars));
 }
-
-/**
- * Content bytes one store query of a page reads at most. On SQLite a query runs on the event
- * loop, so a page of large records is read in slices, with a turn for I/O (the writes that
- * arrived meanwhile) between them: a write waits for a slice, not for a page.
- */
-const READ_SLICE_BYTES = 512 * 1024;
 
 const turnForIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
