@@ -8,7 +8,7 @@
 // (goal: no 5xx other than the gate's 503). The per-minute read limit is lifted, so what holds
 // the reader back is the read gate (docs/operations.md, "Bounds on public reads"). Loopback only.
 //
-//   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres]
+//   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres] [--profile <dir>]
 import type { Request } from 'autocannon';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -16,7 +16,7 @@ import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type Be
 import { createAgents, DECISION } from './decision-load.ts';
 import { benchPath, fixed, integerFlag, load, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer, type Figures } from './harness.ts';
 
-export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean };
+export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean; profile: string | null };
 
 export function hostileOptions(argv: string[]): HostileBenchOptions {
   const v = suiteFlags(argv, {
@@ -26,10 +26,12 @@ export function hostileOptions(argv: string[]): HostileBenchOptions {
     rounds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '64' },
     'no-postgres': { type: 'boolean', default: false },
+    profile: { type: 'string' },
   });
   return {
     decisions: integerFlag('decisions', v.decisions, 1), rate: integerFlag('rate', v.rate, 1), seconds: integerFlag('seconds', v.seconds, 1),
     rounds: integerFlag('rounds', v.rounds, 1), connections: integerFlag('connections', v.connections, 1), postgres: !v['no-postgres'],
+    profile: v.profile ?? null,
   };
 }
 
@@ -125,6 +127,29 @@ async function peakRss<T>(pid: number, during: Promise<T>): Promise<{ value: T; 
   }
 }
 
+/** The server's CPU seconds and its event loop's busy and idle milliseconds while `during` runs. */
+type Usage = { cpuSeconds: number; loopActiveMs: number; loopIdleMs: number };
+
+async function usageOf<T>(server: ChildServer, during: Promise<T>): Promise<{ value: T; usage: Usage | null }> {
+  const [cpu0, loop0] = [server.cpuSeconds(), await server.eventLoop()];
+  const value = await during;
+  const [cpu1, loop1] = [server.cpuSeconds(), await server.eventLoop()];
+  const usage = cpu0 === null || cpu1 === null || !loop0 || !loop1 ? null
+    : { cpuSeconds: cpu1 - cpu0, loopActiveMs: loop1.active - loop0.active, loopIdleMs: loop1.idle - loop0.idle };
+  return { value, usage };
+}
+
+function addUsage(total: Usage | null, more: Usage | null): Usage | null {
+  if (!more) return total;
+  if (!total) return more;
+  return { cpuSeconds: total.cpuSeconds + more.cpuSeconds, loopActiveMs: total.loopActiveMs + more.loopActiveMs, loopIdleMs: total.loopIdleMs + more.loopIdleMs };
+}
+
+/** `1.23 s, loop 45 %`: CPU seconds of the server and its event loop's busy share. */
+function usageText(u: Usage | null): string {
+  return u ? `${fixed(u.cpuSeconds, 1)} s, loop ${fixed((100 * u.loopActiveMs) / Math.max(1, u.loopActiveMs + u.loopIdleMs), 0)} %` : '?';
+}
+
 /** Waits until the global log holds every record, so its integrator is not part of either phase. */
 async function logCaughtUp(server: ChildServer): Promise<void> {
   const started = performance.now();
@@ -138,7 +163,7 @@ async function logCaughtUp(server: ChildServer): Promise<void> {
 
 type Row = {
   kind: Kind; alone: number[]; withReaders: number[]; failedWrites: Record<string, number>; rssAloneMb: number; rssPeakMb: number;
-  readers: Figures[]; seedSeconds: number;
+  readers: Figures[]; seedSeconds: number; usageAlone: Usage | null; usageReaders: Usage | null;
 };
 
 async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
@@ -150,21 +175,25 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
     const whale: Agent = agents[1]!;
     server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, {
       LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_MARKET_DATA: 'synthetic',
-    }));
+    }), o.profile);
     const tag = `hb${process.pid}-${Date.now().toString(36)}`;
     progress(`${storeName(kind)}: seeding ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB`);
     const started = performance.now();
     const ids = await seedWhale(server, whale, o.decisions, `${tag}-seed`);
     await logCaughtUp(server);
     const seedSeconds = (performance.now() - started) / 1000;
-    const row: Row = { kind, alone: [], withReaders: [], failedWrites: {}, rssAloneMb: 0, rssPeakMb: 0, readers: [], seedSeconds };
+    const row: Row = { kind, alone: [], withReaders: [], failedWrites: {}, rssAloneMb: 0, rssPeakMb: 0, readers: [], seedSeconds, usageAlone: null, usageReaders: null };
     for (let round = 0; round < o.rounds; round++) {
       progress(`${storeName(kind)} round ${round + 1}/${o.rounds}: (a) ${o.rate} writes/s alone for ${o.seconds} s`);
-      const alone = await peakRss(server.pid, pacedWrites(server, writer, o.rate, o.seconds, `${tag}-a${round}`));
+      const aloneUsage = await usageOf(server, peakRss(server.pid, pacedWrites(server, writer, o.rate, o.seconds, `${tag}-a${round}`)));
+      const alone = aloneUsage.value;
       progress(`${storeName(kind)} round ${round + 1}/${o.rounds}: (b) the same with ${o.connections} reader connections`);
       const reading = load(server, o.connections, o.seconds + 2, publicReads(whale.handle, ids));
       await new Promise((r) => setTimeout(r, 1000)); // the readers' connections are open and busy first
-      const both = await peakRss(server.pid, Promise.all([pacedWrites(server, writer, o.rate, o.seconds, `${tag}-b${round}`), reading]));
+      const bothUsage = await usageOf(server, peakRss(server.pid, Promise.all([pacedWrites(server, writer, o.rate, o.seconds, `${tag}-b${round}`), reading])));
+      const both = bothUsage.value;
+      row.usageAlone = addUsage(row.usageAlone, aloneUsage.usage);
+      row.usageReaders = addUsage(row.usageReaders, bothUsage.usage);
       row.alone.push(...alone.value.latencies);
       row.withReaders.push(...both.value[0].latencies);
       for (const [status, n] of [...Object.entries(alone.value.failed), ...Object.entries(both.value[0].failed)]) row.failedWrites[status] = (row.failedWrites[status] ?? 0) + n;
@@ -197,7 +226,7 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
   const p99 = (xs: number[]) => quantile(xs, 0.99);
   const table = markdownTable(
     ['store', 'writes alone / with readers', 'write p99 alone ms', 'write p99 with readers ms', `ratio (goal ≤ ${GOAL_RATIO})`, 'non-201 writes',
-      `peak RSS MB (goal < ${GOAL_RSS_MB})`, 'RSS alone MB', 'reader answers by status', 'reader 500s', 'verdict'],
+      `peak RSS MB (goal < ${GOAL_RSS_MB})`, 'RSS alone MB', 'server CPU, event loop busy: alone / with readers', 'reader answers by status', 'reader 500s', 'verdict'],
     rows.map((r) => {
       const ratio = p99(r.withReaders) / Math.max(p99(r.alone), 0.001);
       const byStatus = statuses(r.readers);
@@ -205,7 +234,7 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
       const failed = Object.entries(r.failedWrites);
       const met = ratio <= GOAL_RATIO && r.rssPeakMb < GOAL_RSS_MB && fiveHundreds === 0 && failed.length === 0;
       return [storeName(r.kind), `${r.alone.length} / ${r.withReaders.length}`, fixed(p99(r.alone), 1), fixed(p99(r.withReaders), 1), fixed(ratio, 2), failed.length === 0 ? '0' : failed.map(([c, n]) => `${c}: ${n}`).join(', '),
-        fixed(r.rssPeakMb, 0), fixed(r.rssAloneMb, 0), Object.entries(byStatus).map(([c, n]) => `${c}: ${n}`).join(', '), String(fiveHundreds), met ? 'met' : 'MISSED'];
+        fixed(r.rssPeakMb, 0), fixed(r.rssAloneMb, 0), `${usageText(r.usageAlone)} / ${usageText(r.usageReaders)}`, Object.entries(byStatus).map(([c, n]) => `${c}: ${n}`).join(', '), String(fiveHundreds), met ? 'met' : 'MISSED'];
     }),
   );
   return [

@@ -87,7 +87,7 @@ const SUITES: Record<string, Suite> = {
     },
   },
   hostile: {
-    usage: '[--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres]',
+    usage: '[--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres] [--profile <dir>]',
     run: async (args) => {
       const m = await import('./hostile.ts');
       return m.hostileBench(m.hostileOptions(args));

@@ -39,10 +39,13 @@ export type MetricsConfig = { enabled: boolean; port: number | null; host: strin
 
 /**
  * How many public reads run at once, in all and per client (IP); how many wait for a turn and
- * for how long; and how many PostgreSQL connections they may hold (a pool apart from the record
- * path's).
+ * for how long; how long a refused read is held before its refusal is sent, and how many are held
+ * at once (api/tarpit.ts); and how many PostgreSQL connections they may hold (a pool apart from
+ * the record path's).
  */
-export type ReadBounds = { concurrency: number; perClient: number; queue: number; waitMs: number; poolSize: number };
+export type ReadBounds = {
+  concurrency: number; perClient: number; queue: number; waitMs: number; refusalDelayMs: number; refusalsHeld: number; poolSize: number;
+};
 
 export type MarketEnv = Record<string, string | undefined>;
 
@@ -138,6 +141,8 @@ function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
     perClient,
     queue: integer(env, 'LEDGER_READ_QUEUE', 32, 0, 100_000),
     waitMs: integer(env, 'LEDGER_READ_QUEUE_WAIT_MS', 1_000, 0, 60_000),
+    refusalDelayMs: integer(env, 'LEDGER_READ_REFUSAL_DELAY_MS', 1_000, 0, 60_000),
+    refusalsHeld: integer(env, 'LEDGER_READ_REFUSALS_HELD', 1_024, 1, 1_000_000),
     poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),
   };
 }

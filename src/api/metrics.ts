@@ -153,19 +153,22 @@ export class Metrics {
   watchReadGate(gate: ReadGate): void {
     const registers = [this.registry];
     new Gauge({
-      name: 'ledger_read_gate_limit', help: 'Bounds of the public reads: reads at once in all (bound="concurrency") and per client (bound="per_client"), reads waiting (bound="queue"), the longest wait (bound="wait_seconds")', labelNames: ['bound'], registers,
+      name: 'ledger_read_gate_limit', help: 'Bounds of the public reads: reads at once in all (bound="concurrency") and per client (bound="per_client"), reads waiting (bound="queue"), the longest wait (bound="wait_seconds"), the time before a refusal is sent (bound="refusal_delay_seconds"), refusals held at once (bound="refusals_held")', labelNames: ['bound'], registers,
       collect() {
         this.set({ bound: 'concurrency' }, gate.limits.concurrency);
         this.set({ bound: 'per_client' }, gate.limits.perClient);
         this.set({ bound: 'queue' }, gate.limits.queue);
         this.set({ bound: 'wait_seconds' }, gate.limits.waitMs / 1000);
+        this.set({ bound: 'refusal_delay_seconds' }, gate.limits.refusalDelayMs / 1000);
+        this.set({ bound: 'refusals_held' }, gate.limits.refusalsHeld);
       },
     });
     new Gauge({
-      name: 'ledger_read_gate_reads', help: 'Public reads running (state="running") and waiting for a turn (state="waiting")', labelNames: ['state'], registers,
+      name: 'ledger_read_gate_reads', help: 'Public reads running (state="running"), waiting for a turn (state="waiting"), and refused, their refusal held before it is sent (state="held")', labelNames: ['state'], registers,
       collect() {
         this.set({ state: 'running' }, gate.load.running);
         this.set({ state: 'waiting' }, gate.load.waiting);
+        this.set({ state: 'held' }, gate.tarpit.held);
       },
     });
     new Counter({

@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './types.ts';
 import { readGateHooks, type ReadGate } from './read-gate.ts';
 import { openToAnyOrigin } from './cors.ts';
+import { refuseSlowly, type Tarpit } from './tarpit.ts';
 
 
 /** JSON, NDJSON (the export) and text. */
@@ -50,7 +51,7 @@ export function preflightRoute(app: App, url: string): void {
  * its budget is refused before it takes a turn. Without `readLimitPerMinute`, the gate alone.
  */
 export function installReadLimits(app: App, options: { readLimitPerMinute?: number; gate: ReadGate }): void {
-  if (options.readLimitPerMinute !== undefined) app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute));
+  if (options.readLimitPerMinute !== undefined) app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute, options.gate.tarpit));
   for (const hook of readGateHooks(options.gate)) app.addHook('onRequest', hook);
 }
 
@@ -59,10 +60,18 @@ export function installReadLimits(app: App, options: { readLimitPerMinute?: numb
  * read. It runs on the already-registered @fastify/rate-limit plugin's own store (memory, or
  * Redis when the service has one, so every node shares it). A per-route `config.rateLimit` would
  * not do: the plugin gives each route its own child store, so routes could not share a budget.
- * The IP is the socket's peer unless fastify is told to trust a proxy.
+ * The IP is the socket's peer unless fastify is told to trust a proxy. Its refusals wait in the
+ * read gate's tarpit like the gate's own.
  */
-function readRateLimit(app: App, max: number) {
-  return app.rateLimit({ max, timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `read:${request.ip}` });
+function readRateLimit(app: App, max: number, tarpit: Tarpit) {
+  const limit = app.rateLimit({ max, timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `read:${request.ip}` });
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    try {
+      await limit.call(app, request, reply);
+    } catch (refusal) {
+      await refuseSlowly(tarpit, request, reply, refusal);
+    }
+  };
 }
 
 /**

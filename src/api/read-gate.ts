@@ -9,11 +9,14 @@
 // included), so a slow-reading client keeps its slot busy, not somebody else's. A read starts
 // only after the event loop has polled for I/O (setImmediate): the writes that arrived meanwhile
 // are taken up before it, so reads queued back to back never run the record path out of turns.
+// A refusal is not sent before `refusalDelayMs` from the read's arrival (the tarpit, tarpit.ts),
+// so a client that floods with many connections costs one refusal per connection per delay.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { ReadBounds } from '../config.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
 import { runAsPublicRead } from '../store/read-scope.ts';
 import { ApiError } from './errors.ts';
+import { refuseSlowly, Tarpit } from './tarpit.ts';
 
 /**
  * Route config of a read that costs next to nothing (a static asset served from memory): it takes
@@ -25,7 +28,7 @@ export const CHEAP_READ = { cheapRead: true } as const;
 /** Seconds a refused reader is told to wait: a turn frees up as soon as any read ends. */
 export const READ_RETRY_AFTER_S = 1;
 
-export type GateLimits = Pick<ReadBounds, 'concurrency' | 'perClient' | 'queue' | 'waitMs'>;
+export type GateLimits = Pick<ReadBounds, 'concurrency' | 'perClient' | 'queue' | 'waitMs' | 'refusalDelayMs' | 'refusalsHeld'>;
 
 /** Which bound refused a read: its client's (429) or the service's (503). */
 export type Refusal = 'client' | 'global';
@@ -39,8 +42,12 @@ export class ReadGate {
   private readonly clients = new Map<string, Client>();
   /** Reads refused so far, by the bound that refused them. */
   readonly refused: Record<Refusal, number> = { client: 0, global: 0 };
+  /** Where refusals wait before they are sent: the gate's own and the per-minute limit's. */
+  readonly tarpit: Tarpit;
 
-  constructor(readonly limits: GateLimits) {}
+  constructor(readonly limits: GateLimits) {
+    this.tarpit = new Tarpit({ delayMs: limits.refusalDelayMs, max: limits.refusalsHeld });
+  }
 
   /** Reads running and reads waiting for a turn, now. */
   get load(): { running: number; waiting: number } {
@@ -151,7 +158,7 @@ export function readGateHooks(gate: ReadGate): onRequestHookHandler[] {
     const turn = await gate.enter(request.ip);
     if (!turn.ok) {
       reply.header('retry-after', String(READ_RETRY_AFTER_S));
-      throw new ApiError(refusalError(turn.refusal, gate.limits));
+      return refuseSlowly(gate.tarpit, request, reply, new ApiError(refusalError(turn.refusal, gate.limits)));
     }
     if (reply.raw.closed || reply.raw.destroyed || request.raw.destroyed) return turn.leave();
     reply.raw.once('close', turn.leave);

@@ -139,7 +139,10 @@ export interface LedgerStore {
    * one): what is read is bounded by the budget plus one record, however large the records.
    */
   listChain(agentId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<StoredRecord[]>;
-  /** Every agent's records newest first by sort key (the ULID part of the id), filtered. */
+  /**
+   * Every agent's records newest first by sort key (the ULID part of the id), filtered. With
+   * `maxBytes`, they end with the record whose content takes their total past it, as listChain's.
+   */
   listLedger(query: LedgerQuery): Promise<StoredRecord[]>;
   /** Record counts of one agent, or of all agents when `agentId` is omitted. */
   countRecords(agentId?: string): Promise<RecordCounts>;
@@ -160,6 +163,8 @@ export type LedgerQuery = {
   agentId?: string | undefined;
   type?: RecordType | undefined;
   includeDemo: boolean;
+  /** Content bytes to read at most, plus the record that passes them (at least one record). */
+  maxBytes?: number | undefined;
 };
 
 

@@ -6,7 +6,9 @@ import { agentFromRow, RECORD_COLUMNS, type Row } from './rows.ts';
 
 /**
  * The ledger page query: newest first by sort key, only the filters that are set (so each
- * combination is one plain indexed query), LIMIT last. `placeholder` yields `?` or `$n`.
+ * combination is one plain indexed query), LIMIT last. `placeholder` yields `?` or `$n`. With
+ * `maxBytes`, the content sizes come first, as in boundedChainSql, and only the records whose
+ * running total of content before them is under the budget are read.
  */
 export function ledgerSql(
   q: LedgerQuery,
@@ -27,9 +29,14 @@ export function ledgerSql(
   if (!q.includeDemo) where.push(demoHidden);
   const limit = next();
   params.push(q.limit);
-  const sql = `SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id` +
-    (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
-    ` ORDER BY r.sort_key DESC LIMIT ${limit}`;
+  const filtered = `FROM records r JOIN agents a ON a.id = r.agent_id${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`;
+  if (q.maxBytes === undefined) return { sql: `SELECT ${RECORD_COLUMNS} ${filtered} ORDER BY r.sort_key DESC LIMIT ${limit}`, params };
+  const maxBytes = next();
+  params.push(q.maxBytes);
+  const sql = `WITH sizes AS (SELECT r.id, r.sort_key, octet_length(r.content) AS bytes ${filtered} ORDER BY r.sort_key DESC LIMIT ${limit}),
+    page AS (SELECT id, sum(bytes) OVER (ORDER BY sort_key DESC ROWS UNBOUNDED PRECEDING) - bytes AS before FROM sizes)
+    SELECT ${RECORD_COLUMNS} FROM page p JOIN records r ON r.id = p.id JOIN agents a ON a.id = r.agent_id
+    WHERE p.before < ${maxBytes} ORDER BY r.sort_key DESC`;
   return { sql, params };
 }
 

@@ -2,7 +2,9 @@
 // metadata doubles when escaped make a page stop early with its cursor; following the cursors
 // still reaches every record exactly once. Issue 24, finding 2: an export read by a client that
 // stops reading has read about a MiB of records from the store, not a page of a thousand, and
-// once read on, its bytes are those of the whole chain written at once.
+// once read on, its bytes are those of the whole chain written at once. Issue 24, the hostile
+// reader: a ledger or chain page of large records reads about the records it shows (not a chunk
+// of a hundred), and its bytes are those it had when it read every record of the chunk.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Readable, Writable } from 'node:stream';
@@ -137,5 +139,87 @@ await forEachStore('public reads bounded in size', (kind) => {
     exportOf(Buffer.concat(chunks).toString('utf8'), exported.value.etag);
     const res = await t.app.inject({ method: 'GET', url: `/v1/export?agent=${handle}` });
     exportOf(res.body, res.headers.etag);
+  });
+
+  /** The store, with the records each listLedger and listChain call returned counted; `unbounded`: their byte bound dropped (every record of the chunk read). */
+  function countingStore(unbounded = false) {
+    const read = { records: 0 };
+    const counted = new Proxy(store, {
+      get: (target, key) => {
+        const value = Reflect.get(target, key, target);
+        if (key === 'listLedger') {
+          return async (q: Parameters<LedgerStore['listLedger']>[0]) => {
+            const rows = await target.listLedger(unbounded ? { ...q, maxBytes: undefined } : q);
+            read.records += rows.length;
+            return rows;
+          };
+        }
+        if (key === 'listChain') {
+          return async (agentId: string, afterSeq: number, limit: number, maxBytes?: number) => {
+            const rows = await target.listChain(agentId, afterSeq, limit, unbounded ? undefined : maxBytes);
+            read.records += rows.length;
+            return rows;
+          };
+        }
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return { reads: new PublicReads(counted, 'http://ledger.test'), read };
+  }
+
+  test('a ledger or chain page of large records reads about the records it shows, and its bytes are those of reading every record of the chunk', async () => {
+    const plain = await t.agent();
+    for (let i = 0; i < RECORDS; i++) {
+      const res = await postDecision(t, plain.secret, validDecision({ metadata: { blob: 'x'.repeat(110_000) } }), idempotencyKey());
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    const pages = [
+      { name: 'ledger', read: (r: PublicReads) => r.ledgerPage({ limit: 100, includeDemo: false }), items: (b: string) => (JSON.parse(b) as { data: unknown[] }).data.length },
+      { name: 'ledger of one agent', read: (r: PublicReads) => r.ledgerPage({ limit: 100, agent: plain.handle, includeDemo: false }), items: (b: string) => (JSON.parse(b) as { data: unknown[] }).data.length },
+      { name: 'chain', read: (r: PublicReads) => r.chainPage({ handle: plain.handle, afterSeq: 0, limit: 100, payloads: true }), items: (b: string) => (JSON.parse(b) as { records: unknown[] }).records.length },
+      { name: 'chain without payloads', read: (r: PublicReads) => r.chainPage({ handle: plain.handle, afterSeq: 0, limit: 100, payloads: false }), items: (b: string) => (JSON.parse(b) as { records: unknown[] }).records.length },
+    ];
+    for (const page of pages) {
+      const bounded = countingStore();
+      const whole = countingStore(true);
+      const [got, reference] = [await page.read(bounded.reads), await page.read(whole.reads)];
+      assert.ok(got.ok && reference.ok);
+      same(got.value.body, reference.value.body);
+      const shown = page.items(got.value.body);
+      assert.ok(shown < RECORDS, `${page.name}: the budget ended the page (${shown} records)`);
+      assert.ok(bounded.read.records <= shown + 2, `${page.name}: ${bounded.read.records} records read for ${shown} shown`);
+    }
+    // Every limit and cursor of the heavy agent's and the plain one's ledger: the same pages as from whole chunks.
+    for (const limit of [1, 7, 20, 100]) {
+      for (const agent of [undefined, handle, plain.handle]) {
+        let cursor: string | undefined;
+        do {
+          const q = { limit, cursor, agent, includeDemo: false };
+          const [got, reference] = [await countingStore().reads.ledgerPage(q), await countingStore(true).reads.ledgerPage(q)];
+          assert.ok(got.ok && reference.ok);
+          same(got.value.body, reference.value.body);
+          cursor = (JSON.parse(got.value.body) as { next_cursor: string | null }).next_cursor ?? undefined;
+        } while (cursor !== undefined);
+      }
+    }
+  });
+
+  test('a page of large records is read in slices with turns for I/O between them: what arrives meanwhile (a write) does not wait for the whole page', async () => {
+    for (const read of [
+      (r: PublicReads) => r.chainPage({ handle, afterSeq: 0, limit: 100, payloads: true }),
+      (r: PublicReads) => r.ledgerPage({ limit: 100, agent: handle, includeDemo: false }),
+    ]) {
+      let done = false;
+      let turnsDuringPage = 0;
+      const page = read(new PublicReads(store, 'http://ledger.test')).then((p) => ((done = true), p));
+      const poll = () => setImmediate(() => {
+        if (done) return;
+        turnsDuringPage++;
+        poll();
+      });
+      poll();
+      assert.ok((await page).ok);
+      assert.ok(turnsDuringPage >= 2, `${turnsDuringPage} turns of the event loop while the page was read`);
+    }
   });
 });

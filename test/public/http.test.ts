@@ -1,6 +1,7 @@
 // HTTP hygiene of the public reads: CORS, ETag/304, Cache-Control, compression, the read rate
 // limit (per IP, one budget across public reads, shared through Redis when configured).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
@@ -60,6 +61,35 @@ await forEachStore('public reads over HTTP', (kind) => {
       assert.equal(again.statusCode, 304, url);
       assert.equal(again.body, '');
     }
+  });
+
+  test('chain and ledger pages: one ETag per page body, taken without hashing the body (the same page, the same tag; another page or a new record, another tag)', async () => {
+    const pages = [
+      `/v1/agents/${handle}/chain`, `/v1/agents/${handle}/chain?limit=5`, `/v1/agents/${handle}/chain?limit=5&after_seq=5`,
+      `/v1/agents/${handle}/chain?payloads=false`, `/v1/agents/${handle}/chain?after_seq=40`,
+      '/v1/ledger', '/v1/ledger?limit=5', `/v1/ledger?limit=5&agent=${handle}`, '/v1/ledger?symbol=MSFT',
+    ];
+    const tags = async () => {
+      const byBody = new Map<string, string>();
+      for (const url of pages) {
+        const res = await get(t, url);
+        assert.equal(res.statusCode, 200, url);
+        const tag = String(res.headers.etag);
+        assert.match(tag, /^W\/"[0-9a-f]{32}"$/, url);
+        assert.notEqual(tag, `W/"${createHash('sha1').update(res.body).digest('base64')}"`, `${url}: the tag is not the body's hash`);
+        assert.equal(byBody.get(res.body) ?? tag, tag, `${url}: the same body, the same tag`);
+        byBody.set(res.body, tag);
+      }
+      return new Map([...byBody].map(([body, tag]) => [tag, body]));
+    };
+    const before = await tags();
+    assert.equal(before.size, new Set((await Promise.all(pages.map((u) => get(t, u)))).map((r) => r.body)).size, 'different bodies, different tags');
+    const a = await t.agent();
+    await postMany(t, a.secret, 1, () => ({ symbol: 'MSFT', action: 'BUY', quantity: 1 }));
+    const after = await tags();
+    const changed = [...after.keys()].filter((tag) => !before.has(tag));
+    assert.ok(changed.length >= 2, 'the ledger pages that show the new record have new tags');
+    for (const tag of after.keys()) if (before.has(tag)) assert.equal(after.get(tag), before.get(tag), 'a tag kept names the same body');
   });
 
   test('responses are compressed when the client accepts it', async () => {

@@ -10,6 +10,7 @@ import { ReadGate } from '../../src/api/read-gate.ts';
 import { runAsPublicRead } from '../../src/store/read-scope.ts';
 import type { PostgresStore } from '../../src/store/postgres/store.ts';
 import { openStore } from '../../src/store/open.ts';
+import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertError, get, postMany } from './helpers.ts';
@@ -34,7 +35,8 @@ await forEachStore('the read gate', (kind) => {
   let recordId = '';
   before(async () => {
     t = await testApp(await kind.open(), {
-      env: { LEDGER_READ_CONCURRENCY: '2', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE: '4', LEDGER_READ_QUEUE_WAIT_MS: '200' },
+      // A refusal after its 200 ms in the queue is not held any longer (the tarpit's delay is the same).
+      env: { LEDGER_READ_CONCURRENCY: '2', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE: '4', LEDGER_READ_QUEUE_WAIT_MS: '200', LEDGER_READ_REFUSAL_DELAY_MS: '200' },
     });
     const a = await t.agent();
     handle = a.handle;
@@ -109,7 +111,7 @@ await forEachStore('the read gate', (kind) => {
   });
 
   test('the refusals are counted on /metrics', async () => {
-    const m = await testApp(await kind.open(), { env: { LEDGER_METRICS: 'true', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0' } });
+    const m = await testApp(await kind.open(), { env: { LEDGER_METRICS: 'true', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
     try {
       const turn = await hold(m.gate, INJECT_IP);
       assert.equal((await get(m, '/v1/ledger')).statusCode, 429);
@@ -119,6 +121,8 @@ await forEachStore('the read gate', (kind) => {
       assert.match(text, /ledger_read_gate_limit\{bound="concurrency"\} 8\b/);
       assert.match(text, /ledger_read_gate_limit\{bound="per_client"\} 1\b/);
       assert.match(text, /ledger_read_gate_reads\{state="running"\} 0\b/);
+      assert.match(text, /ledger_read_gate_reads\{state="held"\} 0\b/);
+      assert.match(text, /ledger_read_gate_limit\{bound="refusals_held"\} 1024\b/);
       if (kind.name === 'postgres') assert.match(text, /ledger_postgres_read_pool_connections\{state="total"\}/);
     } finally {
       await m.close();
@@ -152,7 +156,7 @@ await forEachStore('the read pool', (kind) => {
 
 describe('read bounds configuration', () => {
   test('the defaults docs/operations.md states', () => {
-    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 1000, poolSize: 4 });
+    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 1000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4 });
   });
 
   test('a per-client bound above the global one stops the start', () => {
@@ -162,7 +166,7 @@ describe('read bounds configuration', () => {
 
 describe('the read gate\'s queue', () => {
   test('a client waits with at most its own bound of reads; past that, or past the queue, it is refused at once', async () => {
-    const gate = new ReadGate({ concurrency: 2, perClient: 1, queue: 2, waitMs: 60_000 });
+    const gate = new ReadGate({ concurrency: 2, perClient: 1, queue: 2, waitMs: 60_000, refusalDelayMs: 0, refusalsHeld: 1 });
     const first = await hold(gate, 'a');
     const waiting = gate.enter('a');
     assert.deepEqual(await gate.enter('a'), { ok: false, refusal: 'client' }, 'one waiting read per client at most');
@@ -178,3 +182,84 @@ describe('the read gate\'s queue', () => {
     assert.deepEqual(gate.refused, { client: 1, global: 1 });
   });
 });
+
+describe('the tarpit: refusals of public reads are held before they are sent', () => {
+  const DELAY_MS = 300;
+  let store: LedgerStore;
+  let t: TestApp;
+  before(async () => {
+    store = openStore('sqlite::memory:');
+    await store.migrate();
+    t = await testApp(store, {
+      env: { LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: String(DELAY_MS), LEDGER_READ_REFUSALS_HELD: '2' },
+    });
+  });
+  after(async () => {
+    await t.close();
+    await store.close();
+  });
+
+  /** A request's answer and how long it took (a timer never fires early, so the lower bound is exact). */
+  async function timed<T>(request: Promise<T>): Promise<{ answer: T; ms: number }> {
+    const started = performance.now();
+    const answer = await request;
+    return { answer, ms: performance.now() - started };
+  }
+
+  test('a read refused at once by its client\'s bound gets its 429 only after the delay; meanwhile it is held, and counted', async () => {
+    const turn = await hold(t.gate, INJECT_IP);
+    try {
+      const refusal = timed(get(t, '/v1/ledger'));
+      await until(() => t.gate.tarpit.held === 1);
+      const { answer, ms } = await refusal;
+      assertError(answer, 429, 'rate_limit_exceeded');
+      assert.equal(answer.headers['retry-after'], '1');
+      assert.ok(ms >= DELAY_MS - 1, `answered after ${ms} ms, not before ${DELAY_MS}`);
+      assert.equal(t.gate.tarpit.held, 0);
+    } finally {
+      turn.leave();
+    }
+  });
+
+  test('the per-minute limit\'s refusals are held the same way', async () => {
+    const limited = await testApp(store, { env: { LEDGER_READ_LIMIT_PER_MIN: '1', LEDGER_READ_REFUSAL_DELAY_MS: String(DELAY_MS) } });
+    try {
+      assert.equal((await get(limited, '/v1/transparency')).statusCode, 200);
+      const { answer, ms } = await timed(get(limited, '/v1/transparency'));
+      assertError(answer, 429, 'rate_limit_exceeded');
+      assert.ok(ms >= DELAY_MS - 1, `answered after ${ms} ms, not before ${DELAY_MS}`);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('past the bound of refusals held at once, a refused read\'s connection is closed without an answer; a client that leaves frees its place', async () => {
+    const held = await testApp(store, {
+      env: { LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '60000', LEDGER_READ_REFUSALS_HELD: '2' },
+    });
+    const url = await held.app.listen({ host: '127.0.0.1', port: 0 });
+    const turn = await hold(held.gate, '127.0.0.1');
+    const clients = Array.from({ length: 2 }, () => new AbortController());
+    try {
+      const parked = clients.map((c) => fetch(`${url}/v1/ledger`, { signal: c.signal }).catch((error: Error) => error));
+      await until(() => held.gate.tarpit.held === 2);
+      const third = await fetch(`${url}/v1/ledger`).then((res) => `answered ${res.status}`, (error: Error) => error);
+      assert.ok(third instanceof Error, `the third refusal: ${String(third)}`);
+      assert.equal(held.gate.tarpit.held, 2, 'the two held refusals are still held');
+      for (const c of clients) c.abort();
+      await Promise.all(parked);
+      await until(() => held.gate.tarpit.held === 0);
+    } finally {
+      turn.leave();
+      await held.close();
+    }
+  });
+});
+
+/** Waits (polling every 5 ms, at most 5 s) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; !condition(); i++) {
+    if (i > 1000) throw new Error(`still not so after 5 s: ${condition.toString()}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

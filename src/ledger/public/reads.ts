@@ -14,7 +14,7 @@ import { errors, fail, ok, type Result } from '../errors.ts';
 import { isRecordId } from '../ids.ts';
 import { HANDLE_PATTERN } from '../operators.ts';
 import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin, type ProfileSections } from './documents.ts';
-import { entryText, recordJson } from './record-text.ts';
+import { entryText, recordJson, type RecordShape } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
 import { ReadSources, type ReplicaOptions } from './sources.ts';
 
@@ -56,6 +56,17 @@ export type ExportAnnotations = {
 export type JsonText = { body: string };
 
 /**
+ * A page of records with its ETag, taken over what decides the page rather than over its
+ * megabytes of text: records never change, so their ids (a ledger page), or the range and the
+ * chain hash of the last one (a chain page: the hash chain pins every record before it), name them.
+ */
+export type TaggedJsonText = JsonText & { etag: string };
+
+function pageTag(...parts: string[]): string {
+  return `W/"${sha256Hex(parts.join('\n')).slice(0, 32)}"`;
+}
+
+/**
  * Records kept rendered (ledger items and proofs): records never change, so neither does their
  * text. Bounded in characters as well as in records: one record's text can be half a megabyte.
  */
@@ -71,6 +82,25 @@ export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
 
 /** Records read from the store per query while a page is built: memory grows with the page, not the limit. */
 const PAGE_READ_CHUNK = 100;
+
+/**
+ * Content bytes one store query of a page reads at most. On SQLite a query runs on the event
+ * loop, so a page of large records is read in slices, with a turn for I/O (the writes that
+ * arrived meanwhile) between them: a write waits for a slice, not for a page.
+ */
+const READ_SLICE_BYTES = 512 * 1024;
+
+/**
+ * Content bytes worth reading for `chars` of page budget, in one slice at most: a record shown
+ * with its `document` carries its content twice (`content` and `document`), so half. Reading by
+ * this bound reads about the records the page shows (it never changes which: a page not yet full
+ * reads on).
+ */
+function contentBudget(chars: number, twice: boolean): number {
+  return Math.max(1, Math.min(READ_SLICE_BYTES, twice ? Math.ceil(chars / 2) : chars));
+}
+
+const turnForIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class PublicReads {
   private readonly rendered = new Map<string, string>();
@@ -151,11 +181,11 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}/chain
 
-  chainPage(query: ChainPageQuery): Promise<Result<JsonText>> {
+  chainPage(query: ChainPageQuery): Promise<Result<TaggedJsonText>> {
     return this.sources.read((store) => this.chainPageOn(store, query));
   }
 
-  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<JsonText>> {
+  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<TaggedJsonText>> {
     const found = await this.agent(replicaOrPrimary, query.handle);
     if (!found.ok) return found;
     const { agent } = found.value;
@@ -165,7 +195,7 @@ export class PublicReads {
     const keys = await store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
     const shape = { payloads: query.payloads, document: query.payloads };
-    const { texts, last } = await this.chainTexts(store, agent.id, query.afterSeq, room, (r) => recordJson(r, shape));
+    const { texts, last, lastHash } = await this.chainTexts(store, agent.id, query.afterSeq, room, shape, (r) => recordJson(r, shape));
     const hasMore = last < head.seq;
     const meta = {
       object: 'chain',
@@ -179,22 +209,26 @@ export class PublicReads {
       after_seq: query.afterSeq,
     };
     const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: query.limit, payloads: query.payloads }) : null;
-    const body = `${JSON.stringify(meta).slice(0, -1)},"records":[${texts.join(',')}]` +
-      `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
-    return ok({ body });
+    const metaText = JSON.stringify(meta);
+    const tail = `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
+    const body = `${metaText.slice(0, -1)},"records":[${texts.join(',')}]${tail}`;
+    return ok({ body, etag: pageTag(metaText, `${texts.length} records to ${last}, ${lastHash}`, tail) });
   }
 
   /**
    * Up to `room` records after `afterSeq`, rendered, read a chunk at a time, within the page
    * budget. A record costs its text or its content, whichever is longer (a page without payloads
-   * still reads them), and each read stops at what is left of the budget.
+   * still reads them), and each read stops at the content worth what is left of the budget.
    */
-  private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, render: (r: StoredRecord) => string) {
+  private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, shape: RecordShape, render: (r: StoredRecord) => string) {
     const texts: string[] = [];
     let cost = 0;
     let last = afterSeq;
+    let lastHash = '';
     while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
-      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), Math.max(1, PAGE_CHAR_BUDGET - cost));
+      if (texts.length > 0) await turnForIo();
+      const bytes = contentBudget(PAGE_CHAR_BUDGET - cost, shape.payloads && shape.document);
+      const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), bytes);
       if (chunk.length === 0) break;
       for (const r of chunk) {
         if (texts.length > 0 && cost >= PAGE_CHAR_BUDGET) break;
@@ -202,9 +236,10 @@ export class PublicReads {
         texts.push(text);
         cost += Math.max(text.length, r.content.length);
         last = r.chainSeq;
+        lastHash = r.chainHash;
       }
     }
-    return { texts, last };
+    return { texts, last, lastHash };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -253,11 +288,11 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/ledger
 
-  ledgerPage(query: LedgerPageQuery): Promise<Result<JsonText>> {
+  ledgerPage(query: LedgerPageQuery): Promise<Result<TaggedJsonText>> {
     return this.sources.read((store) => this.ledgerPageOn(store, query));
   }
 
-  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<JsonText>> {
+  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<TaggedJsonText>> {
     let agentId: string | undefined;
     let store = replicaOrPrimary;
     if (query.agent !== undefined) {
@@ -270,33 +305,46 @@ export class PublicReads {
       store = found.value.store;
     }
     const filter = { symbol: query.symbol, agentId, type: query.type, includeDemo: query.includeDemo };
-    const { data, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
+    const { data, ids, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
     const nextCursor = hasMore ? lastId : null;
-    const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}],"has_more":${hasMore}` +
-      `,"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
-    return ok({ body });
+    const tail = `,"has_more":${hasMore},"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
+    const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}]${tail}`;
+    return ok({ body, etag: pageTag(ids.join(','), tail) });
   }
 
-  /** Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time, within the page budget. */
-  private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey'>) {
+  /**
+   * Up to `limit` ledger items before `cursor`, newest first, read a chunk at a time (one more
+   * than shown: is there a next page?) and at most the content worth what is left of the budget.
+   */
+  private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey' | 'maxBytes'>) {
     const data: string[] = [];
+    const ids: string[] = [];
     let chars = 0;
     let before = cursor === undefined ? undefined : sortKeyOf(cursor);
     let lastId: string | null = null;
     for (;;) {
       const want = Math.min(PAGE_READ_CHUNK, limit - data.length);
-      const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before });
+      const maxBytes = contentBudget(PAGE_CHAR_BUDGET - chars, true);
+      const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before, maxBytes });
       for (const r of rows.slice(0, want)) {
         const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
         data.push(text);
+        ids.push(r.id);
         chars += text.length;
         lastId = r.id;
-        if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, hasMore: true, lastId };
+        if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, ids, hasMore: true, lastId };
       }
-      const more = rows.length > want;
-      if (!more || data.length >= limit) return { data, hasMore: more, lastId };
+      // Fewer rows than asked for, and not for the byte bound: the ledger ends here.
+      if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, ids, hasMore: false, lastId };
+      if (data.length >= limit) return { data, ids, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
       before = sortKeyOf(lastId!);
+      await turnForIo();
     }
+  }
+
+  /** Whether the ledger holds a record older than `id` under `filter`. */
+  private async olderExists(store: LedgerStore, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey' | 'maxBytes'>, id: string): Promise<boolean> {
+    return (await store.listLedger({ ...filter, limit: 1, beforeSortKey: sortKeyOf(id), maxBytes: 1 })).length > 0;
   }
 
   private ledgerUrl(query: LedgerPageQuery, cursor: string): string {
@@ -380,6 +428,10 @@ export class PublicReads {
       ...headView(head),
     })), counts, this.baseUrl);
   }
+}
+
+function contentBytes(records: readonly StoredRecord[]): number {
+  return records.reduce((sum, r) => sum + Buffer.byteLength(r.content), 0);
 }
 
 /** The agent's records with afterSeq < seq <= toSeq, in chain order, `pageSize` per page and about `maxBytes` of content at most. */

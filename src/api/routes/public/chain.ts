@@ -24,7 +24,7 @@ export async function chainRoutes(app: App, options: PublicRouteOptions): Promis
     const { payloads, limit, after_seq: afterSeq } = request.query;
     const page = await options.reads.chainPage({ handle: request.params.handle, afterSeq, limit, payloads });
     if (!page.ok) return sendError(request, reply, page.error);
-    cacheFor(reply, 'short');
+    cacheFor(reply, 'short').header('etag', page.value.etag); // the page's own: no hash over its megabytes
     return sendJsonText(reply, page.value.body);
   });
   preflightRoute(app, '/v1/agents/:handle/chain');

@@ -26,7 +26,7 @@ export async function ledgerRoutes(app: App, options: PublicRouteOptions): Promi
       limit: q.limit, cursor: q.cursor, symbol: q.symbol, agent: q.agent, type: q.type as RecordType | undefined, includeDemo: q.include_demo,
     });
     if (!page.ok) return sendError(request, reply, page.error);
-    cacheFor(reply, 'short');
+    cacheFor(reply, 'short').header('etag', page.value.etag); // the page's own: no hash over its megabytes
     return sendJsonText(reply, page.value.body);
   });
   preflightRoute(app, '/v1/ledger');
