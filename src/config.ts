@@ -49,13 +49,13 @@ export type ReadBounds = {
 
 export type MarketEnv = Record<string, string | undefined>;
 
-/** Webhook delivery (issue 17, docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
+/** Webhook delivery (docs/webhooks.md): receivers on non-public addresses, and bounds of an attempt. */
 export type WebhookConfig = { allowPrivate: boolean; timeoutMs: number; retryBaseMs: number; concurrency: number };
 
 /** Bitcoin anchoring of checkpoints (log_v1 §5): the OpenTimestamps calendars, the header source, the cadence. */
 export type AnchorConfig = { calendars: string[]; headersUrl: string; intervalS: number };
 
-/** Broker connections (issue 13): where the brokers are, the master key of the credentials vault, the sync interval. */
+/** Broker connections: where the brokers are, the master key of the credentials vault, the sync interval. */
 export type BrokerConfig = {
   alpacaTradingUrl: string | null;
   snaptradeUrl: string;

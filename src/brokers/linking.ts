@@ -1,4 +1,4 @@
-// Linking fills to decisions (ledger-interface rules 3 and 4, issue 13 item 6). Pure rules.
+// Linking fills to decisions (ledger-interface rules 3 and 4). Pure rules.
 // Owns: reading a link token out of a client_order_id, which decision a fill links to and by which
 // method, and the inferred-link window. The caller looks decisions up (by token; by agent and
 // symbol for inference) and records the link inside the execution's content, where it is hashed

@@ -1,4 +1,4 @@
-// Positions reported by the broker against the positions the imported fills imply (issue 13 item 7).
+// Positions reported by the broker against the positions the imported fills imply.
 // Owns: the implied position per symbol (exact decimals) and the comparison whose mismatches are
 // shown as caveats (history older than the import, a transfer in, a split): never smoothed over.
 

@@ -4,6 +4,8 @@
 //  - LedgerNetworkError: no answer (connection refused or reset, timeout), after the retries;
 //  - LedgerValidationError: refused locally, before sending, by the same checks the service runs
 //    (the shared core), with the `param` the service would have named.
+import { isObject } from '../core/json.ts';
+
 
 export type LedgerErrorFields = {
   /** The spec's stable code (section 7), e.g. `invalid_request`, `rate_limit_exceeded`. */
@@ -72,7 +74,6 @@ export class LedgerNetworkError extends LedgerError {}
 /** Refused before sending, by the checks the service would run. */
 export class LedgerValidationError extends LedgerError {}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /**

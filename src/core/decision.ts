@@ -3,7 +3,7 @@
 // window, defaults) and the exact content document that is hashed and signed. The HTTP schema
 // runs first; the type/enum/length checks here are a defensive repeat of it.
 
-import { canonicalJson, normaliseNumbers, type CanonValue } from './canon.ts';
+import { normaliseNumbers, type CanonValue } from './canon.ts';
 import { CANON } from './chain.ts';
 import { compareDecimal, normaliseDecimal, MAX_DECIMAL_LENGTH } from './decimal.ts';
 import { JsonNumber, hasLoneSurrogate, isJsonObject, joinPath, setOwn, type JsonValue } from './json.ts';

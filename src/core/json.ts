@@ -333,3 +333,8 @@ export function toPlain(v: JsonValue): unknown {
   for (const k of Object.keys(v)) setOwn(out, k, toPlain(v[k] as JsonValue));
   return out;
 }
+
+/** An object as JSON.parse makes one: not null, not an array. */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

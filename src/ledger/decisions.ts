@@ -10,7 +10,7 @@ import type { IdempotentResult, LedgerStore, Page } from '../store/port.ts';
 import type { Clock } from './clock.ts';
 import { CommitQueue, type CommitObserver } from './commit-queue.ts';
 import { errors, type LedgerError } from './errors.ts';
-import { linkToken, recordId } from './ids.ts';
+import { linkToken } from './ids.ts';
 import { revokedKeyError, type SignatureCheck } from './signing.ts';
 
 export type DecisionInput = {

@@ -1,4 +1,4 @@
-// What the log publishes of its witnesses (issue 26): each checkpoint with every cosignature
+// What the log publishes of its witnesses: each checkpoint with every cosignature
 // received for it (the signature lines appended to the log's own), whether those satisfy the
 // policy's quorum, and each witness's state for /v1/transparency and the transparency page.
 // Without a policy none of this is asked and nothing published changes.

@@ -1,4 +1,4 @@
-// The witnessing job (issue 26, docs/witnesses.md). Owns: sending each new checkpoint of the global
+// The witnessing job (docs/witnesses.md). Owns: sending each new checkpoint of the global
 // log to every witness of the policy (LEDGER_WITNESS_POLICY) through C2SP tlog-witness
 // `add-checkpoint`, with the consistency proof from the size that witness last cosigned (the log's
 // own record of it, corrected by the witness's 409), verifying and storing each cosignature, and

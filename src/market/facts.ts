@@ -1,4 +1,4 @@
-// The market facts the pricing job keeps (issue 25): for every symbol with a priced decision, and
+// The market facts the pricing job keeps: for every symbol with a priced decision, and
 // the benchmark, the corporate actions from its first decision's date to today and the raw daily
 // closes up to yesterday, from the provider that priced it (a demo agent's symbols from the
 // synthetic model). Owns the pass over those symbols: a chunk of symbols per step (one actions

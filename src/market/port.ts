@@ -46,7 +46,7 @@ export type DailyBars = {
 };
 
 /**
- * A corporate action as its provider stated it, a fact of its own (issue 25):
+ * A corporate action as its provider stated it, a fact of its own:
  * - `provider_id`: Alpaca's UUID `id` (`content:<sha256 prefix>` for an object without one); for the
  *   synthetic model a UUID-shaped hash of its seed, symbol, type and ex-date.
  * - `source`: `alpaca` or `synthetic`.

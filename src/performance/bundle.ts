@@ -1,4 +1,4 @@
-// The inputs bundle of a performance report (issue 25, scope 5): every input the report was
+// The inputs bundle of a performance report: every input the report was
 // computed from, public, so that anyone can compute it again (`ledger verify --performance`,
 // src/verify/performance.ts) with the documented method (docs/performance.md §9).
 // Owns: the bundle's lines (format `perf_inputs_v1`, NDJSON): a header naming the report it

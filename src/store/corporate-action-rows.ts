@@ -1,4 +1,4 @@
-// Rows of the raw closes and corporate actions (issue 25) <-> the market sub-port's types, and
+// Rows of the raw closes and corporate actions <-> the market sub-port's types, and
 // their SQL, shared by both adapters. Owns how a correction becomes a new revision: one statement
 // inserts the next revision of a provider_id unless its current one is identical, so a re-fetch
 // writes nothing and two writers racing on one revision leave one row (the UNIQUE key).

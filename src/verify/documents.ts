@@ -2,6 +2,8 @@
 // streamed line by line, so an export of any size is never held whole), a chain (followed page
 // by page) or a proof bundle, from a URL or as an already parsed document. Pure (fetch and
 // Uint8Array only): the client (src/client) uses it in a browser; sources.ts adds files.
+import { isObject } from '../core/json.ts';
+
 
 /** The input cannot be verified at all (missing, not JSON, not a format we know): exit 2. */
 export class UnusableInput extends Error {}
@@ -47,7 +49,6 @@ export type Source =
   | { kind: 'chain'; origin: string; pages: AsyncIterable<ChainPage>; first: ChainPage }
   | { kind: 'proof'; origin: string; bundle: ProofBundle };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whole NDJSON lines as raw bytes (the last may lack its newline); `firstLine` numbers them. */
 export type Block = { bytes: Uint8Array; firstLine: number; lines: number };

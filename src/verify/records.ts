@@ -10,6 +10,7 @@ import { CANON, type RecordType, type SignatureEnvelope } from '../core/chain.ts
 import { sha256Hex } from '../core/sha256.ts';
 import { verifyChain, type Check, type ChainRecord, type KeyInfo } from '../core/verify.ts';
 import { verifyEd25519 } from '../core/ed25519.ts';
+import { isObject } from '../core/json.ts';
 
 /** The verifier's checks, in report order: the core's, then the published form's. */
 export const CHECKS = [
@@ -73,7 +74,6 @@ export function emptyTallies(): Record<CheckName, Tally> {
   return Object.fromEntries(CHECKS.map(([name]) => [name, { checked: 0, failed: 0, skipped: 0 }])) as Record<CheckName, Tally>;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 type Parsed = { record: ChainRecord; entryProblems: string[]; contentText: string | null; document: unknown; hasDocument: boolean };
 

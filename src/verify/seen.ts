@@ -6,10 +6,10 @@
 // read: appends alone can never make this check fail.
 import { readFile } from 'node:fs/promises';
 import { UnusableInput } from './documents.ts';
+import { isObject } from '../core/json.ts';
 
 export type SeenRecord = { agent: string; seq: number; chainHash: string; from: string };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A published record (`{entry, chain_hash, ...}`) as a sighting; null when it is not one. */
 function sighting(record: unknown, from: string): SeenRecord | null {

@@ -6,10 +6,10 @@ import {
   EXPORT_BLOCK_LINES, UnusableInput, checkHeader, fromDocument, isUrl, lineBlocks, openUrl, parseDocument, readLines, splitFirstLine,
   tryParse, type Source,
 } from './documents.ts';
+import { isObject } from '../core/json.ts';
 
 export * from './documents.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export async function openSource(source: string, fetcher: typeof fetch = fetch): Promise<Source> {
   return isUrl(source) ? openUrl(source, fetcher) : openFile(source);

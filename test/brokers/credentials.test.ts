@@ -10,7 +10,7 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import { scrub } from '../../src/brokers/http.ts';
 import { forEachStore } from '../support/stores.ts';
 import { assertError } from '../api/record-helpers.ts';
-import { dayOfFills, echoSecret, startAlpacaSim, type AlpacaSim, type SecretEcho } from '../sim/alpaca.ts';
+import { dayOfFills, echoSecret, startAlpacaSim, type SecretEcho } from '../sim/alpaca.ts';
 import { brokerTestApp, type BrokerTestApp } from './wiring-support.ts';
 
 const KEYS = { keyId: 'PKECHO00000000000001', secretKey: 'Echo+Secret/Key=Mixed9Case~AbCdEfGh1234' };

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Cluster } from '../support/cluster.ts';
 import {
-  acknowledged, assertAcknowledgedDurable, ledgerVerify, postDecision, summary, uniqueKey, WriteLoad, type LoadAgent,
+  acknowledged, assertAcknowledgedDurable, ledgerVerify, postDecision, summary, uniqueKey, WriteLoad,
 } from '../support/load.ts';
 import { skipUnlessAble } from '../support/own-servers.ts';
 import { longOrShort } from '../support/long.ts';

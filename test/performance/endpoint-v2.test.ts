@@ -19,7 +19,6 @@ import { idempotencyKey, postDecision } from '../support/app.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore } from '../support/stores.ts';
 
-const DAY = 86_400_000;
 /** The synthetic model's META (seed decision-ledger) splits 3-for-1 with this ex-date. */
 const EX_DATE = '2024-01-24';
 

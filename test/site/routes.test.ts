@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { forEachStore } from '../support/stores.ts';
-import { HOSTILE, siteFixture, type SiteFixture } from './fixture.ts';
+import { siteFixture, type SiteFixture } from './fixture.ts';
 
 const get = (f: SiteFixture, url: string, headers: Record<string, string> = {}) => f.ledger.app.inject({ method: 'GET', url, headers: { accept: 'text/html', ...headers } });
 

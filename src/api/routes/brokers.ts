@@ -1,4 +1,4 @@
-// Broker connections (issue 13): connect Alpaca by API key, connect a brokerage through SnapTrade's
+// Broker connections: connect Alpaca by API key, connect a brokerage through SnapTrade's
 // portal, list and show connections, sync now, disconnect. Writes need `brokers:write`; reads
 // `brokers:read` or `decisions:read`. No response, error or example ever holds a credential.
 // The portal's redirect back (`{site_url}/brokers/snaptrade/callback`) needs no API key: a browser

@@ -1,4 +1,4 @@
-// Webhook endpoints (issue 17, docs/webhooks.md): register one, list them, disable one, read one's
+// Webhook endpoints (docs/webhooks.md): register one, list them, disable one, read one's
 // delivery log. Writes need `webhooks:write`; reads `webhooks:read` (or `webhooks:write`). An
 // agent's endpoints hear only that agent's events, and another agent's endpoint is 404. The
 // endpoint's signing secret is in the creation answer only (Cache-Control: no-store); it is stored

@@ -13,8 +13,8 @@ import { sortKeyOf } from '../../store/rows.ts';
 import { errors, fail, ok, type Result } from '../errors.ts';
 import { isRecordId } from '../ids.ts';
 import { HANDLE_PATTERN } from '../operators.ts';
-import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type HeadPin, type ProfileSections } from './documents.ts';
-import { entryText, recordJson, type RecordShape } from './record-text.ts';
+import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type ProfileSections } from './documents.ts';
+import { recordJson, type RecordShape } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
 import { ReadSources, type ReplicaOptions } from './sources.ts';
 

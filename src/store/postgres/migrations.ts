@@ -116,7 +116,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER chain_heads_only_advance BEFORE UPDATE OR DELETE ON chain_heads
     FOR EACH ROW EXECUTE FUNCTION chain_heads_only_advance();
   `,
-  // Broker connections (issue 13): connections with sealed credentials, the SnapTrade user of each
+  // Broker connections: connections with sealed credentials, the SnapTrade user of each
   // agent, the index of imported fills (each recorded once; its link), position snapshots.
   `
   CREATE TABLE broker_connections (
@@ -236,7 +236,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX broker_fills_agent_link ON broker_fills(agent_id, link_method, record_id);
   `,
-  // Market data (issue 14): the price observed at each decision's receipt (one per decision,
+  // Market data: the price observed at each decision's receipt (one per decision,
   // append-only like the log, counted per agent by trigger for the export's ETag), the pricing
   // job's scan cursor (every decision before it is observed), cached daily closes and stored
   // performance reports (both replaceable).
@@ -300,7 +300,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (agent_id, portfolio)
   );
   `,
-  // Webhooks (issue 17): the agents' endpoints (secret sealed by the vault), the outbox of messages
+  // Webhooks: the agents' endpoints (secret sealed by the vault), the outbox of messages
   // in fan-out order (seq), their delivery attempts, the fan-out cursor (one row, created with the
   // first endpoint) and the confirmed anchors already fanned out. Not record tables: the deliverer
   // updates messages and prunes old ones.
@@ -358,7 +358,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (message_id, attempt)
   );
   `,
-  // Priced decisions (issue 14): each observed decision's terms beside its observation, one narrow
+  // Priced decisions: each observed decision's terms beside its observation, one narrow
   // row in chain order, so a performance report from scratch reads one table and parses no content.
   // A projection of records and observations: filled by trigger with each observation, backfilled
   // here, append-only like both. A term is text, or null when absent or not a JSON string.
@@ -397,7 +397,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION price_observations_project();
   ${pricedDecisionsFrom('price_observations')};
   `,
-  // Master key checks (issue 24): per key version of the vault's keyring, a check value (an HMAC of
+  // Master key checks: per key version of the vault's keyring, a check value (an HMAC of
   // a constant under that key), written the first time a version is used. The service refuses to
   // start with a keyring whose key for a version differs. Append-only: a version's key never changes.
   `
@@ -413,7 +413,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER master_key_checks_no_truncate BEFORE TRUNCATE ON master_key_checks
     FOR EACH STATEMENT EXECUTE FUNCTION master_key_checks_are_append_only();
   `,
-  // Raw prices and corporate actions as facts (issue 25): see the SQLite migration.
+  // Raw prices and corporate actions as facts: see the SQLite migration.
   `
   CREATE TABLE market_raw_closes (
     source TEXT NOT NULL,
@@ -456,7 +456,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER corporate_actions_no_truncate BEFORE TRUNCATE ON corporate_actions
     FOR EACH STATEMENT EXECUTE FUNCTION corporate_actions_are_append_only();
   `,
-  // The directory (issue 29): agent_headlines, a projection of each agent's headline figures (its
+  // The directory: agent_headlines, a projection of each agent's headline figures (its
   // chain head's counts, its link counts and its stored model and broker reports) written by the
   // directory job (src/directory/job.ts), one current row per agent; a row replaced is kept,
   // marked superseded at the version that replaced it, for DIRECTORY_CURSOR_TTL, so a listing paged
@@ -514,7 +514,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO agent_headlines_board (id, version, projected_at, pruned_through) VALUES (1, 0, NULL, 0);
   `,
-  // Witness cosignatures of the log's checkpoints (issue 26, docs/witnesses.md): every verified
+  // Witness cosignatures of the log's checkpoints (docs/witnesses.md): every verified
   // cosignature line received, one per (checkpoint, witness vkey), append-only like the
   // checkpoints; and per witness the state of asking it (last attempt and error, next attempt),
   // which is state, not a fact, so it changes.
@@ -543,7 +543,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     next_attempt_at TEXT
   );
   `,
-  // Broker account activities (issue 25 scope 4): the record count of the new record type on each
+  // Broker account activities: the record count of the new record type on each
   // chain head, and the index of imported non-trade activities (each key once per agent: which
   // record it became), append-only like the records it points to.
   `

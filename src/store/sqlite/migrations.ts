@@ -122,7 +122,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'chain_heads: a head is never deleted');
   END;
   `,
-  // Broker connections (issue 13): connections with sealed credentials, the SnapTrade user of each
+  // Broker connections: connections with sealed credentials, the SnapTrade user of each
   // agent, the index of imported fills (each recorded once; its link), position snapshots.
   `
   CREATE TABLE broker_connections (
@@ -244,7 +244,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX broker_fills_agent_link ON broker_fills(agent_id, link_method, record_id);
   `,
-  // Market data (issue 14): the price observed at each decision's receipt (one per decision,
+  // Market data: the price observed at each decision's receipt (one per decision,
   // append-only like the log, counted per agent by trigger for the export's ETag), the pricing
   // job's scan cursor (every decision before it is observed), cached daily closes and stored
   // performance reports (both replaceable).
@@ -303,7 +303,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (agent_id, portfolio)
   );
   `,
-  // Webhooks (issue 17): the agents' endpoints (secret sealed by the vault), the outbox of messages
+  // Webhooks: the agents' endpoints (secret sealed by the vault), the outbox of messages
   // in fan-out order (seq), their delivery attempts, the fan-out cursor (one row, created with the
   // first endpoint) and the confirmed anchors already fanned out. Not record tables: the deliverer
   // updates messages and prunes old ones.
@@ -361,7 +361,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (message_id, attempt)
   );
   `,
-  // Priced decisions (issue 14): each observed decision's terms beside its observation, one narrow
+  // Priced decisions: each observed decision's terms beside its observation, one narrow
   // row in chain order, so a performance report from scratch reads one table and parses no content.
   // A projection of records and observations: filled by trigger with each observation, backfilled
   // here, append-only like both. A term is text, or null when absent or not a JSON string.
@@ -395,7 +395,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   END;
   ${pricedDecisionsFrom('1 = 1')};
   `,
-  // Master key checks (issue 24): per key version of the vault's keyring, a check value (an HMAC of
+  // Master key checks: per key version of the vault's keyring, a check value (an HMAC of
   // a constant under that key), written the first time a version is used. The service refuses to
   // start with a keyring whose key for a version differs. Append-only: a version's key never changes.
   `
@@ -409,7 +409,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER master_key_checks_no_delete BEFORE DELETE ON master_key_checks
     BEGIN SELECT RAISE(ABORT, 'master_key_checks_are_append_only'); END;
   `,
-  // Raw prices and corporate actions as facts (issue 25). market_raw_closes: each unadjusted daily
+  // Raw prices and corporate actions as facts. market_raw_closes: each unadjusted daily
   // close as the provider first answered it, with its source and when it was fetched; insert if
   // absent, never changed (the split-adjusted market_closes cache is no longer read or written).
   // corporate_actions: each action as its provider stated it, one row per revision of its
@@ -453,7 +453,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER corporate_actions_no_delete BEFORE DELETE ON corporate_actions
     BEGIN SELECT RAISE(ABORT, 'corporate_actions_are_append_only'); END;
   `,
-  // The directory (issue 29): agent_headlines, a projection of each agent's headline figures (its
+  // The directory: agent_headlines, a projection of each agent's headline figures (its
   // chain head's counts, its link counts and its stored model and broker reports) written by the
   // directory job (src/directory/job.ts), one current row per agent; a row replaced is kept,
   // marked superseded at the version that replaced it, for DIRECTORY_CURSOR_TTL, so a listing paged
@@ -511,7 +511,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO agent_headlines_board (id, version, projected_at, pruned_through) VALUES (1, 0, NULL, 0);
   `,
-  // Witness cosignatures of the log's checkpoints (issue 26, docs/witnesses.md): every verified
+  // Witness cosignatures of the log's checkpoints (docs/witnesses.md): every verified
   // cosignature line received, one per (checkpoint, witness vkey), append-only like the
   // checkpoints; and per witness the state of asking it (last attempt and error, next attempt),
   // which is state, not a fact, so it changes.
@@ -538,7 +538,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     next_attempt_at TEXT
   );
   `,
-  // Broker account activities (issue 25 scope 4): the record count of the new record type on each
+  // Broker account activities: the record count of the new record type on each
   // chain head, and the index of imported non-trade activities (each key once per agent: which
   // record it became), append-only like the records it points to.
   `
