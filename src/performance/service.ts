@@ -29,7 +29,7 @@ import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
 import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
-import { activityVerdict, historyVerdict, reconstructTimeWeighted, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
+import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport, type TimeWeightedView,
 } from './engine.ts';
@@ -439,8 +439,7 @@ export class PerformanceService {
       if (!got.ok) return { ok: false, failure: describe(got.error, symbol) };
       closes[symbol] = got.value;
     }
-    const rec = reconstructTimeWeighted(fills, activities, state.series.map((row) => row[0]), closes);
-    return { ok: true, history, view: { values: rec.values, cash: rec.cash, positions: rec.positions, notes: rec.notes } };
+    return { ok: true, history, view: timeWeightedView(fills, activities, state.series.map((row) => row[0]), closes) };
   }
 
   /** The agent's imported activity records up to `throughSeq`, in chain order, as the broker curve reads them. */
