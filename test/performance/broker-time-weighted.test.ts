@@ -50,8 +50,8 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
   let t: BrokerTestApp;
   let base: string;
   let closeServer = async () => undefined as void;
-  let complete: { handle: string; agentId: string };
-  let incomplete: { handle: string; agentId: string };
+  let complete: Awaited<ReturnType<BrokerTestApp['agent']>>;
+  let incomplete: Awaited<ReturnType<BrokerTestApp['agent']>>;
   const doc = async (handle: string) => (await (await fetch(`${base}/v1/agents/${handle}/performance?portfolio=broker`)).json()) as Doc;
   const bundle = async (handle: string) => (await (await fetch(`${base}/v1/agents/${handle}/performance/inputs?portfolio=broker`)).text()).trim().split('\n').map((l) => JSON.parse(l) as Line);
 
