@@ -1,5 +1,6 @@
 // The performance use case: an agent's model portfolio (its decisions at the price observed at
-// receipt) and broker portfolio (its imported executions, trade-derived), valued daily against
+// receipt) and broker portfolio (its imported executions: time-weighted when the account's imported
+// activity history is complete, docs/performance.md §3.1; trade-derived otherwise), valued daily against
 // the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the market
 // sub-port (MarketStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
 // and of the benchmark through PerformanceDeps.corporateActions: performanceOf reads every stored
