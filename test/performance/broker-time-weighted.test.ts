@@ -4,7 +4,8 @@
 // by hand: the split comes from the broker's own SPLIT rows, the dividend and the fee from its
 // rows, the withdrawal neutralised); an agent whose imported history lacks the deposit stays
 // trade-derived and says so; `ledger verify --performance` recomputes both from their inputs
-// bundles (which carry the activity records) and fails naming the figure when an activity is altered.
+// bundles (which carry the activity records) and fails naming the figure when an activity is altered;
+// an activity the method cannot apply, arriving later, turns the curve trade-derived again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
@@ -19,6 +20,9 @@ import { PerformanceService } from '../../src/performance/service.ts';
 import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
+import { alpacaActivities } from '../../src/brokers/activity.ts';
+import { recordActivities } from '../../src/brokers/activity-import.ts';
+import { brokerStoreOf } from '../../src/store/brokers.ts';
 import { accountWithActivities, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
 import { forEachStore } from '../support/stores.ts';
 import { brokerTestApp, connectAlpaca, type BrokerTestApp } from '../brokers/wiring-support.ts';
@@ -151,6 +155,23 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
       }));
       assert.equal(code, 1, out.join('\n'));
       assert.match(out.find((l) => l.startsWith('FAIL')) ?? '', /basis: published "time_weighted", recomputed "trade_derived"/, out.join('\n'));
+    });
+  });
+
+  describe('a history that stops being complete', () => {
+    it('turns trade-derived when an activity the method cannot apply arrives: the trade-derived figures, not the time-weighted ones carried over', async () => {
+      assert.equal((await doc(complete.handle)).basis, 'time_weighted');
+      const agent = (await store.findAgentById(complete.agentId))!;
+      const { activities } = alpacaActivities({ accountRef: 'acct-journal', currency: 'USD', rows: [
+        { id: '20260109120000000::00000000-0000-4000-a000-000000000777', activity_type: 'JNLC', date: '2026-01-09', created_at: '2026-01-09T12:00:00.000Z', net_amount: '100', status: 'executed', description: 'journal' },
+      ] });
+      const got = await recordActivities({ store, brokers: brokerStoreOf(store), clock: t.clock }, { agent, connectionId: 'brk_journal' }, activities);
+      assert.equal(got.recorded, 1, JSON.stringify(got));
+      const after = await doc(complete.handle);
+      assert.equal(after.basis, 'trade_derived');
+      assert.match(after.caveats.find((c) => c.code === 'trade_derived')!.message, /cannot apply \(alpaca JNLC ×1\)/);
+      // the other agent imported the same fills from the same account: its trade-derived curve is this one's now
+      assert.deepEqual(after.series, (await doc(incomplete.handle)).series, 'not the time-weighted series carried over');
     });
   });
 });
