@@ -2424,7 +2424,7 @@ export interface operations {
                             /** @enum {string} */
                             portfolio: "model" | "broker";
                             /** @enum {string} */
-                            basis: "decisions_at_receipt_price" | "trade_derived";
+                            basis: "decisions_at_receipt_price" | "trade_derived" | "time_weighted";
                             synthetic: boolean;
                             as_of: string | null;
                             inception: string | null;
@@ -2453,7 +2453,7 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "computed";
                                 /** @enum {string} */
-                                basis: "decisions_at_receipt_price" | "trade_derived";
+                                basis: "decisions_at_receipt_price" | "trade_derived" | "time_weighted";
                                 synthetic: boolean;
                                 as_of: string | null;
                                 /** Format: date-time */
@@ -2624,7 +2624,7 @@ export interface operations {
                                 /** @enum {string} */
                                 status: "computed";
                                 /** @enum {string} */
-                                basis: "decisions_at_receipt_price" | "trade_derived";
+                                basis: "decisions_at_receipt_price" | "trade_derived" | "time_weighted";
                                 synthetic: boolean;
                                 as_of: string | null;
                                 /** Format: date-time */
@@ -3749,7 +3749,7 @@ export interface operations {
                          */
                         method: "perf_v1" | "perf_v2";
                         /** @enum {string} */
-                        basis: "decisions_at_receipt_price" | "trade_derived";
+                        basis: "decisions_at_receipt_price" | "trade_derived" | "time_weighted";
                         /** @description True when the prices come from the synthetic model: not market data. */
                         synthetic: boolean;
                         price_source: {
@@ -3769,7 +3769,7 @@ export interface operations {
                         /** @description 100000.00 USD. */
                         start_value: string;
                         caveats: {
-                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
+                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, time_weighted, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
                             code: string;
                             message: string;
                         }[];
@@ -4126,7 +4126,7 @@ export interface operations {
                          */
                         method: "perf_v1" | "perf_v2";
                         /** @enum {string} */
-                        basis: "decisions_at_receipt_price" | "trade_derived";
+                        basis: "decisions_at_receipt_price" | "trade_derived" | "time_weighted";
                         /** @description True when the prices come from the synthetic model: not market data. */
                         synthetic: boolean;
                         price_source: {
@@ -4146,7 +4146,7 @@ export interface operations {
                         /** @description 100000.00 USD. */
                         start_value: string;
                         caveats: {
-                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
+                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, time_weighted, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
                             code: string;
                             message: string;
                         }[];

@@ -201,6 +201,16 @@ export function reconstructTimeWeighted(fills: FillInput[], activities: Activity
 }
 
 /**
+ * The time-weighted curve of a broker report valued on `dates` (its series' dates, from the day of
+ * its first fill) with the account it rebuilt: what the service publishes and `ledger verify
+ * --performance` recomputes (engine.ts TimeWeightedView). Only for a complete history.
+ */
+export function timeWeightedView(fills: FillInput[], activities: ActivityInput[], dates: string[], closes: Record<string, Close[]>) {
+  const rec = reconstructTimeWeighted(fills, activities, dates, closes);
+  return { values: rec.values, cash: rec.cash, positions: rec.positions, notes: rec.notes };
+}
+
+/**
  * Applies one event to the book; returns the external flow it makes (0 but for deposits and
  * withdrawals). `marks`: the last mark of each symbol, so a split's ADD row finds the price its
  * REMOVE row left (the REMOVE empties the holding).

@@ -42,10 +42,10 @@ export type InputsHeader = {
   closes_from: { symbols: string | null; benchmark: string | null };
 };
 
-/** One record the report applied: a decision (model) with its observation, or an execution (broker). */
+/** One record the report applied: a decision (model) with its observation, or an execution or an account activity (broker). */
 export type RecordLine = {
   kind: 'record';
-  type: 'decision' | 'execution';
+  type: 'decision' | 'execution' | 'activity';
   chain_seq: number;
   id: string;
   recorded_at: string;
@@ -124,7 +124,7 @@ async function* bundleLines(b: BundleSource): AsyncGenerator<string> {
   const symbols = new Set<string>();
   let records = 0;
   for await (const r of recordsOf(b)) {
-    symbols.add(r.type === 'decision' ? termsOf(r).symbol : fillInput(r).symbol);
+    if (r.type !== 'activity') symbols.add(r.type === 'decision' ? termsOf(r).symbol : fillInput(r).symbol);
     records++;
     yield line({ kind: 'record', type: r.type as RecordLine['type'], chain_seq: r.chainSeq, id: r.id, recorded_at: r.recordedAt, symbol: r.symbol, content: r.content, observation: r.observation } satisfies RecordLine);
   }
@@ -152,14 +152,17 @@ async function* bundleLines(b: BundleSource): AsyncGenerator<string> {
 
 const line = (value: InputsLine) => `${JSON.stringify(value)}\n`;
 
-/** The records the report applied, in chain order: decisions (model) or executions (broker), seq up to through_seq. */
+/**
+ * The records the report applied, in chain order, seq up to through_seq: decisions (model), or
+ * executions and the account's activities (broker: they decide whether its curve is time-weighted).
+ */
 async function* recordsOf(b: BundleSource): AsyncGenerator<ChainInput> {
-  const type = b.portfolio === 'model' ? 'decision' : 'execution';
+  const types = b.portfolio === 'model' ? ['decision'] : ['execution', 'activity'];
   for (let after = 0; after < b.throughSeq;) {
     const page = await b.market.chainInputs(b.agentId, after, Math.min(PAGE, b.throughSeq - after));
     for (const r of page) {
       if (r.chainSeq > b.throughSeq) return;
-      if (r.type === type) yield r;
+      if (types.includes(r.type)) yield r;
     }
     const last = page[page.length - 1];
     if (last === undefined) return;

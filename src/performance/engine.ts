@@ -720,7 +720,7 @@ export type Caveat = { code: string; message: string };
 export type PublishedReport = {
   method: Method;
   portfolio: Portfolio;
-  basis: 'decisions_at_receipt_price' | 'trade_derived';
+  basis: 'decisions_at_receipt_price' | 'trade_derived' | 'time_weighted';
   synthetic: boolean;
   caveats: Caveat[];
   inception: string | null;
@@ -739,7 +739,16 @@ export type PublishedReport = {
   restatement?: { from: string; actions: Restatement[] } | null;
 };
 
-export type PublishOptions = { benchmark_return?: BenchmarkReturn };
+/**
+ * Broker, imported history complete (broker-history.ts historyVerdict): the time-weighted curve
+ * (reconstructTimeWeighted, valued on the dates of the state's series) and the account it rebuilt,
+ * published in place of the trade-derived curve and book. The holdings' splits and dividends are
+ * the broker's own activity records: the market's corporate actions are applied to the benchmark
+ * only (no double counting, docs/performance.md §3.1).
+ */
+export type TimeWeightedView = { values: Array<{ date: string; value: string }>; cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }>; notes: Note[] };
+
+export type PublishOptions = { benchmark_return?: BenchmarkReturn; time_weighted?: TimeWeightedView | null };
 
 /**
  * The public report of a state: series with daily returns, every metric, hit rates, holdings.
@@ -749,7 +758,9 @@ export type PublishOptions = { benchmark_return?: BenchmarkReturn };
  */
 export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, previous: PublishedReport | null = null, options: PublishOptions = {}): PublishedReport {
   const basis = s.corporate !== null && options.benchmark_return !== 'price' ? 'total_return' : 'price_return';
-  const same = previous !== null && previous.series.length === s.series.length && previous.inception === s.inception && previous.benchmark.basis === basis;
+  const tw = s.portfolio === 'broker' ? options.time_weighted ?? null : null;
+  if (tw !== null) return publishTimeWeighted(s, meta, basis, tw);
+  const same = previous !== null && previous.basis !== 'time_weighted' && previous.series.length === s.series.length && previous.inception === s.inception && previous.benchmark.basis === basis;
   const { series, metrics, benchmarkMetrics } = same ? { series: previous.series, metrics: previous.metrics, benchmarkMetrics: previous.benchmark.metrics } : summariseState(s, basis === 'total_return' || s.corporate === null ? 2 : 3);
   const hit_rate = s.portfolio === 'model'
     ? Object.fromEntries(HORIZON_KEYS.map((h) => [h, hitRateOf(s.hits[h][0], s.hits[h][1])])) as Record<HorizonKey, HitRate>
@@ -779,8 +790,45 @@ export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Cav
     report.benchmark.events = c.benchmark.events;
     report.holdings.receivable = s.book.receivable ?? '0';
     report.corporate_actions = { events: c.events, not_applied: c.not_applied };
-    const actions = [...c.restatements].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : a.provider_id < b.provider_id ? -1 : a.provider_id > b.provider_id ? 1 : 0));
-    report.restatement = actions.length === 0 ? null : { from: (actions[0] as Restatement).from, actions };
+    report.restatement = restatementOf(c.restatements);
+  }
+  return report;
+}
+
+function restatementOf(restatements: Restatement[]): PublishedReport['restatement'] {
+  const actions = [...restatements].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : a.provider_id < b.provider_id ? -1 : a.provider_id > b.provider_id ? 1 : 0));
+  return actions.length === 0 ? null : { from: (actions[0] as Restatement).from, actions };
+}
+
+/**
+ * The time-weighted broker report: the state's benchmark, dates, counts; the curve, holdings and
+ * notes of the account rebuilt from its activities. Only the benchmark's corporate actions apply
+ * (its events, and restatements of its symbol); the holdings' come from the broker's records.
+ */
+function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, basis: 'price_return' | 'total_return', tw: TimeWeightedView): PublishedReport {
+  const column = basis === 'total_return' || s.corporate === null ? 2 : 3;
+  const dates = s.series.map((row) => row[0]).join('\n');
+  if (tw.values.map((p) => p.date).join('\n') !== dates) throw new Error('the time-weighted curve is not valued on the dates of the series');
+  const bench = s.benchmark.base_price === null ? null : s.series.map((row) => ({ date: row[0], value: row[column] as string }));
+  const { series, metrics, benchmarkMetrics } = summarise(money(new Dec(s.start_value)), s.inception === null ? null : utcDate(s.inception), tw.values, bench);
+  const counts: Partial<Record<NoteCode, number>> = { ...s.notes.counts };
+  for (const n of tw.notes) counts[n.code] = (counts[n.code] ?? 0) + 1;
+  const c = s.corporate;
+  const restatements = c === null ? [] : c.restatements.filter((r) => r.symbol === s.benchmark.symbol);
+  const benchmarkOnly: CorporateState | null = c === null ? null : { ...c, restatements, not_applied: c.not_applied.filter((n) => n.reason.startsWith('benchmark:')) };
+  const caveats = benchmarkOnly === null ? meta.caveats : [...meta.caveats, ...corporateCaveats(s, benchmarkOnly, basis).filter((x) => x.code !== 'corporate_actions_applied')];
+  const report: PublishedReport = {
+    method: s.method, portfolio: s.portfolio, basis: 'time_weighted', synthetic: meta.synthetic, caveats, inception: s.inception, as_of: s.valued_through,
+    start_value: money(new Dec(s.start_value)), series, metrics, benchmark: { ...s.benchmark, basis, metrics: benchmarkMetrics }, hit_rate: null,
+    holdings: { cash: tw.cash, positions: tw.positions },
+    records: { ...s.counts, pending_outcomes: s.pending.length },
+    notes: { counts, recent: [...s.notes.recent, ...tw.notes].slice(-RECENT_NOTES) },
+  };
+  if (benchmarkOnly !== null) {
+    report.benchmark.events = benchmarkOnly.benchmark.events;
+    report.holdings.receivable = '0';
+    report.corporate_actions = { events: [], not_applied: benchmarkOnly.not_applied };
+    report.restatement = restatementOf(restatements);
   }
   return report;
 }

@@ -1,5 +1,6 @@
 // The performance use case: an agent's model portfolio (its decisions at the price observed at
-// receipt) and broker portfolio (its imported executions, trade-derived), valued daily against
+// receipt) and broker portfolio (its imported executions: time-weighted when the account's imported
+// activity history is complete, docs/performance.md §3.1; trade-derived otherwise), valued daily against
 // the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the market
 // sub-port (MarketStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
 // and of the benchmark through PerformanceDeps.corporateActions: performanceOf reads every stored
@@ -29,9 +30,9 @@ import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
 import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
-import { activityVerdict, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
+import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
 import {
-  STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport,
+  STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport, type TimeWeightedView,
 } from './engine.ts';
 import { inputsHeader, inputsLines, type BundleSource, type InputsHeader } from './bundle.ts';
 import { readDecisions, readFills } from './inputs.ts';
@@ -53,6 +54,8 @@ type Saved = {
   awaiting: { id: string; recorded_at: string } | null;
   /** Broker only: whether the account's imported history is complete from a known balance (broker-history.ts). */
   history?: HistoryVerdict | null;
+  /** Broker, history complete (perf_v2): the time-weighted curve published in place of the trade-derived one. */
+  time_weighted?: TimeWeightedView | null;
 };
 
 export type PerformanceDeps = {
@@ -177,7 +180,7 @@ export class PerformanceService {
     const held = this.cache.get(key);
     if (!held) return got;
     const stale = got.value.report.caveats.filter((c) => c.code === 'stale');
-    const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price' });
+    const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price', time_weighted: held.saved.time_weighted ?? null });
     return ok({ ...got.value, report: { ...report, caveats: [...report.caveats, ...stale] } });
   }
 
@@ -405,17 +408,43 @@ export class PerformanceService {
     const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes, actions });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 
-    const history = portfolio === 'broker' ? activityVerdict(await this.activitiesOf(agent.id), advanced.state.inception) : null;
-    const saved: Saved = { state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, history, published: null as never };
-    saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null);
+    const account = portfolio === 'broker' ? await this.brokerHistory(agent.id, throughSeq, advanced.state, provider, through) : { ok: true as const, history: null, view: null };
+    if (!account.ok) return { ok: false, failure: account.failure };
+    const saved: Saved = {
+      state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, history: account.history, time_weighted: account.view, published: null as never,
+    };
+    saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null, { time_weighted: account.view });
     const row: StoredReport = {
       agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
     };
     return { ok: true, saved, row, scratch: held === null };
   }
 
-  /** The agent's imported activity records, in chain order, as the broker curve reads them. */
-  private async activitiesOf(agentId: string): Promise<ActivityInput[]> {
+  /**
+   * Broker: whether the account's imported history (records up to `throughSeq`) is complete and,
+   * when it is (perf_v2), its time-weighted curve on the dates of the state's series. Computed
+   * from scratch at every step from every fill and activity (broker books are small; the engine's
+   * resumable state carries the trade-derived book, the benchmark and the dates).
+   */
+  private async brokerHistory(agentId: string, throughSeq: number, state: EngineState, provider: MarketData, through: string):
+    Promise<{ ok: true; history: HistoryVerdict; view: TimeWeightedView | null } | { ok: false; failure: string }> {
+    const activities = await this.activitiesOf(agentId, throughSeq);
+    const verdict = activityVerdict(activities, state.inception);
+    if (!verdict.complete || state.inception === null || state.method !== 'perf_v2') return { ok: true, history: verdict, view: null };
+    const { fills } = await readFills(this.deps.market, agentId, 0, throughSeq);
+    const history = historyVerdict(fills, activities);
+    if (!history.complete) return { ok: true, history, view: null };
+    const closes: Record<string, Close[]> = {};
+    for (const symbol of [...new Set(fills.map((f) => f.symbol))].sort()) {
+      const got = await this.closes.get(provider, symbol, utcDate(state.inception), through);
+      if (!got.ok) return { ok: false, failure: describe(got.error, symbol) };
+      closes[symbol] = got.value;
+    }
+    return { ok: true, history, view: timeWeightedView(fills, activities, state.series.map((row) => row[0]), closes) };
+  }
+
+  /** The agent's imported activity records up to `throughSeq`, in chain order, as the broker curve reads them. */
+  private async activitiesOf(agentId: string, throughSeq: number): Promise<ActivityInput[]> {
     const records: StoredRecord[] = [];
     for (let before: string | undefined; ;) {
       const page = await this.deps.store.listAgentRecords(agentId, 'activity', { limit: 500, before });
@@ -423,7 +452,7 @@ export class PerformanceService {
       if (page.length < 500) break;
       before = page[page.length - 1]!.id;
     }
-    return records.reverse().map((r) => ({ ...(JSON.parse(r.content) as Omit<ActivityInput, 'id'>), id: r.id }));
+    return records.reverse().filter((r) => r.chainSeq <= throughSeq).map((r) => ({ ...(JSON.parse(r.content) as Omit<ActivityInput, 'id'>), id: r.id }));
   }
 
   /** Without a decision (model) or an execution (broker) there is nothing to read the chain for. */
@@ -465,7 +494,9 @@ export class PerformanceService {
     if (portfolio === 'model') {
       list.push({ code: 'model_portfolio', message: `Model portfolio: each decision applied at the price the service observed when it received it, from ${start} USD in cash; no fees, no slippage, no short sales, no leverage. It is what the decisions would have done, not what any account did.` });
     } else {
-      list.push({ code: 'trade_derived', message: tradeDerivedMessage(start, saved.history ?? null) });
+      const history = saved.history ?? null;
+      if (saved.time_weighted && history?.complete) list.push({ code: 'time_weighted', message: timeWeightedMessage(start, history.opening) });
+      else list.push({ code: 'trade_derived', message: tradeDerivedMessage(start, history) });
     }
     if (saved.state.method === 'perf_v1') {
       list.push({ code: 'benchmark_price_return', message: `Benchmark ${saved.state.benchmark.symbol}: price return (split-adjusted closes, dividends not reinvested), from the first record on.` });
@@ -519,14 +550,19 @@ function describe(error: MarketError, symbol: string): string {
   return `no daily close of ${symbol}: ${error.code}: ${error.message}`;
 }
 
+/** The broker curve's caveat when the imported history is complete (docs/performance.md §3.1). */
+function timeWeightedMessage(start: string, opening: string): string {
+  return `Time-weighted: the account rebuilt from a zero balance before its first deposit (${opening}) with its imported fills, dividends, splits, fees, deposits and withdrawals; each day's deposits and withdrawals neutralised; published as the growth of ${start} USD from the day of its first fill. The holdings' splits and dividends are the broker's own activity records: the market's corporate actions are applied to the benchmark only.`;
+}
+
 /**
  * The broker curve's caveat: trade-derived, and why it is not the account's return: what the
- * imported history lacks, or (history complete) that this service does not serve the
- * time-weighted curve of docs/performance.md §9 yet.
+ * imported history lacks, or (history complete, perf_v1) that this method does not give the
+ * time-weighted curve of docs/performance.md §3.1.
  */
 function tradeDerivedMessage(start: string, history: HistoryVerdict | null): string {
   const head = `Trade-derived: the imported fills applied from ${start} USD`;
   if (history === null) return `${head}; deposits, withdrawals and dividends are not imported (rule 7), so this curve is not the account's return.`;
   if (!history.complete) return `${head}, so this curve is not the account's return: the imported history is not complete from a known starting balance; missing ${history.missing.join('; ')}.`;
-  return `${head}. The account's imported history is complete from a zero balance before its first deposit (${history.opening}), but this service does not serve its time-weighted curve yet (docs/performance.md §9), so this curve is not the account's return.`;
+  return `${head}. The account's imported history is complete from a zero balance before its first deposit (${history.opening}), but the time-weighted curve is computed by perf_v2 only (docs/performance.md §3.1), so this curve is not the account's return.`;
 }

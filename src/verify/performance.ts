@@ -6,6 +6,7 @@
 // the published report: the accounting is the pure engine of the method (src/performance/engine.ts
 // and the modules it is made of: no I/O, no job), fed the bundle's records, closes and actions.
 import { closesStoredBefore, savesOfCloses, type ActionInput } from '../performance/actions.ts';
+import { historyVerdict, timeWeightedView, type ActivityInput } from '../performance/broker-history.ts';
 import { INPUTS_FORMAT, type ActionLine, type CloseLine, type EndLine, type InputsHeader, type RecordLine } from '../performance/bundle.ts';
 import { advance, publish, startState, type BenchmarkReturn, type Portfolio, type PublishedReport } from '../performance/engine.ts';
 import { decisionOf, fillInput, termsOf } from '../performance/inputs.ts';
@@ -70,11 +71,13 @@ export function recompute(b: Bundle, basis: BenchmarkReturn = 'total'): Publishe
   if (h.as_of === null || h.closes_from.symbols === null) throw new Error('the bundle\'s report values no day');
   const decisions: DecisionInput[] = [];
   const fills: FillInput[] = [];
+  const activities: ActivityInput[] = [];
   for (const r of b.records) {
     if (r.type === 'decision') {
       if (r.observation === null) throw new Error(`decision ${r.id} has no observation: the report cannot have applied it`);
       decisions.push(decisionOf(r.id, r.recorded_at, termsOf(chainInput(r)), r.observation));
-    } else fills.push(fillInput(chainInput(r)));
+    } else if (r.type === 'activity') activities.push({ ...(JSON.parse(r.content) as Omit<ActivityInput, 'id'>), id: r.id });
+    else fills.push(fillInput(chainInput(r)));
   }
   const firstAt = h.portfolio === 'model' ? decisions[0]?.recorded_at : fills.map((f) => f.executed_at).sort()[0];
   if (firstAt === undefined) throw new Error('the bundle holds no record');
@@ -95,12 +98,14 @@ export function recompute(b: Bundle, basis: BenchmarkReturn = 'total'): Publishe
     ...(h.portfolio === 'model' ? { decisions } : { fills }), through, benchmark: benchmark.filter((c) => c.date >= inception), benchmarkBase: base, closes, actions,
   });
   if (!got.ok) throw new Error(`the engine refused the bundle: ${got.message}`);
-  return publish(got.state, { synthetic: h.synthetic, caveats: [] }, null, { benchmark_return: basis });
+  const complete = h.portfolio === 'broker' && historyVerdict(fills, activities).complete;
+  const time_weighted = complete ? timeWeightedView(fills, activities, got.state.series.map((row) => row[0]), closes) : null;
+  return publish(got.state, { synthetic: h.synthetic, caveats: [] }, null, { benchmark_return: basis, time_weighted });
 }
 
 /** What of a published performance document is compared (every figure; caveats are text, restatement and events are compared as data). */
 type Published = {
-  status: string; reason?: string; portfolio: Portfolio; method: string; through_seq: number; as_of: string | null; inception: string | null; start_value: string;
+  status: string; reason?: string; portfolio: Portfolio; method: string; basis?: string; through_seq: number; as_of: string | null; inception: string | null; start_value: string;
   series: unknown[]; metrics: unknown; benchmark: unknown; hit_rate: unknown; records: unknown; notes: unknown; corporate_actions?: unknown; restatement?: unknown;
   holdings: { cash: string; receivable?: string; positions: Array<{ symbol: string }>; positions_total: number };
 };
@@ -112,7 +117,7 @@ type Published = {
  */
 export function firstDifference(published: Published, r: PublishedReport): string | null {
   const top: Array<[string, unknown, unknown]> = [
-    ['method', published.method, r.method], ['as_of', published.as_of, r.as_of], ['inception', published.inception, r.inception], ['start_value', published.start_value, r.start_value],
+    ['method', published.method, r.method], ['basis', published.basis, r.basis], ['as_of', published.as_of, r.as_of], ['inception', published.inception, r.inception], ['start_value', published.start_value, r.start_value],
     ['corporate_actions', published.corporate_actions, r.corporate_actions], ['restatement', published.restatement, r.restatement ?? null],
     ['series', published.series, r.series], ['metrics', published.metrics, r.metrics], ['benchmark', published.benchmark, r.benchmark], ['hit_rate', published.hit_rate, r.hit_rate],
     ['holdings.cash', published.holdings.cash, r.holdings.cash], ['holdings.receivable', published.holdings.receivable, r.holdings.receivable],

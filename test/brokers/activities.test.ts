@@ -163,14 +163,16 @@ await forEachStore('broker activities imported as activity records', (kind) => {
       assert.equal(again.alreadyRecorded, 5, 'the index now knows them');
     });
 
-    test('the broker report\'s caveat: the imported history is complete from a zero balance, the time-weighted curve not served yet', async () => {
+    test('the broker report: the imported history is complete from a zero balance, so its curve is time-weighted and rule 7\'s caveat goes', async () => {
       const synthetic = new SyntheticMarketData('activities-test');
       const clock = { now: () => new Date('2026-02-10T12:00:00.000Z') };
       const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers });
       const r = await performance.report((await store.findAgentById(owner.agentId))!, 'broker');
       assert.ok(r.ok && r.value.status === 'computed', JSON.stringify(r));
-      const caveat = (r.value as Computed).report.caveats.find((c) => c.code === 'trade_derived');
-      assert.match(caveat!.message, /history is complete from a zero balance before its first deposit \(2026-01-05\), but this service does not serve its time-weighted curve yet/);
+      const report = (r.value as Computed).report;
+      assert.equal(report.basis, 'time_weighted');
+      assert.ok(!report.caveats.some((c) => c.code === 'trade_derived'), 'no trade-derived caveat');
+      assert.match(report.caveats.find((c) => c.code === 'time_weighted')!.message, /from a zero balance before its first deposit \(2026-01-05\)/);
     });
 
     test('the chain verifies; activities show on /v1/ledger and the export with provenance BROKER_SYNCED; ledger verify passes', async () => {

@@ -15,7 +15,7 @@ const THESIS_PREVIEW = 600;
 
 const PORTFOLIOS = [
   { key: 'model', title: 'Model portfolio', note: 'Every decision applied at the price observed when the service received it.' },
-  { key: 'broker', title: 'Broker portfolio', note: 'Trade-derived from the imported fills of a connected broker.' },
+  { key: 'broker', title: 'Broker portfolio', note: 'From the imported fills of a connected broker: time-weighted when the account\'s imported history is complete, trade-derived otherwise (see the caveats).' },
 ] as const;
 
 export const BADGE_STYLES = ['return', 'verified', 'record'] as const;

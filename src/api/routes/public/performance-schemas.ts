@@ -33,7 +33,7 @@ export const INPUTS_DESCRIPTION = [
 const METHOD = stringEnum(['perf_v1', 'perf_v2'] as const, { description: 'The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.' });
 const BENCHMARK_BASIS = stringEnum(['price_return', 'total_return'] as const, { description: '`total_return`: dividends reinvested at the ex-date close (perf_v2\'s default); `price_return`: splits only (perf_v1, or benchmark_return=price).' });
 const CAVEAT_CODES = [
-  'synthetic_prices', 'model_portfolio', 'trade_derived', 'benchmark_price_return', 'benchmark_total_return', 'corporate_actions_applied',
+  'synthetic_prices', 'model_portfolio', 'trade_derived', 'time_weighted', 'benchmark_price_return', 'benchmark_total_return', 'corporate_actions_applied',
   'corporate_actions_not_applied', 'corporate_action_not_applied', 'restated', 'mixed_price_sources', 'awaiting_price', 'stale',
 ] as const;
 
@@ -184,7 +184,7 @@ export const PerformanceComputed = Type.Object({
   portfolio: PORTFOLIO,
   status: Type.Literal('computed'),
   method: METHOD,
-  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
+  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived', 'time_weighted'] as const),
   synthetic: Type.Boolean({ description: 'True when the prices come from the synthetic model: not market data.' }),
   price_source: PriceSourceView,
   as_of: nullable(DATE),
@@ -238,7 +238,7 @@ const Unavailable = Type.Object({
 
 const Summary = Type.Object({
   status: Type.Literal('computed'),
-  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
+  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived', 'time_weighted'] as const),
   synthetic: Type.Boolean(),
   as_of: nullable(DATE),
   computed_at: Type.String({ format: 'date-time' }),
@@ -253,7 +253,7 @@ const Summary = Type.Object({
 
 export const ProfilePortfolio = Type.Object({
   portfolio: PORTFOLIO,
-  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived'] as const),
+  basis: stringEnum(['decisions_at_receipt_price', 'trade_derived', 'time_weighted'] as const),
   synthetic: Type.Boolean(),
   as_of: nullable(DATE),
   inception: nullable(Type.String()),
