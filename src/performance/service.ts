@@ -338,7 +338,7 @@ export class PerformanceService {
 
   /** One computation: from `held` (or from scratch) through the head and the last finished day. */
   private async step(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
-    const { store, market } = this.deps;
+    const { market } = this.deps;
     const state = held?.saved.state ?? startState(portfolio, this.deps.benchmark, START_VALUE, this.method);
     const afterSeq = held?.row.throughSeq ?? 0;
     let source = held?.saved.source ?? null;
