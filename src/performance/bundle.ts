@@ -8,7 +8,7 @@
 // with the counts. The lines are produced as the reader takes them, a store page at a time, so a
 // bundle of any size is streamed in bounded memory.
 
-import type { ChainInput, MarketStore, ObservedPrice, PriceSource, StoredCorporateAction } from '../store/market-port.ts';
+import type { ChainInput, CorporateActionFacts, MarketStore, ObservedPrice, PriceSource, StoredCorporateAction } from '../store/market-port.ts';
 import { factKey, type ActionInput } from './actions.ts';
 import type { EngineState, Portfolio } from './engine.ts';
 import { fillInput, termsOf } from './inputs.ts';
@@ -56,22 +56,11 @@ export type RecordLine = {
   observation: ObservedPrice | null;
 };
 
-export type ActionLine = {
+/** A corporate action as the store holds it (its facts), with its revision and when it was seen. */
+export type ActionLine = Omit<CorporateActionFacts, 'raw'> & {
   kind: 'corporate_action';
-  provider_id: string;
   /** The stored revision of that provider id (1 first), null when the report was given a fact the store does not hold. */
   revision: number | null;
-  source: PriceSource;
-  type: string;
-  symbol: string;
-  ex_date: string | null;
-  payable_date: string | null;
-  process_date: string | null;
-  record_date: string | null;
-  old_rate: string | null;
-  new_rate: string | null;
-  rate: string | null;
-  special: boolean | null;
   seen_at: string;
   /** The provider's object as canonical JSON, null when not stored. */
   raw: string | null;

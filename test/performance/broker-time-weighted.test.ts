@@ -25,28 +25,11 @@ import { recordActivities } from '../../src/brokers/activity-import.ts';
 import { brokerStoreOf } from '../../src/store/brokers.ts';
 import { accountWithActivities, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
 import { forEachStore } from '../support/stores.ts';
+import { altering } from './altering-fetch.ts';
 import { brokerTestApp, connectAlpaca, type BrokerTestApp } from '../brokers/wiring-support.ts';
 
 type Line = Record<string, unknown>;
 type Doc = { basis: string; start_value: string; series: Array<{ date: string; value: string }>; holdings: { cash: string; positions: Array<{ symbol: string; quantity: string }> }; caveats: Array<{ code: string; message: string }> };
-
-/** A fetch whose inputs bundles have the lines `alter` changes rewritten. */
-function altering(alter: (line: Line) => boolean): typeof fetch {
-  return async (input, init) => {
-    const res = await fetch(input, init);
-    if (!String(input).includes('/performance/inputs')) return res;
-    let done = false;
-    const lines = (await res.text()).split('\n').map((text) => {
-      if (text === '') return text;
-      const value = JSON.parse(text) as Line;
-      if (!alter(value)) return text;
-      done = true;
-      return JSON.stringify(value);
-    });
-    assert.ok(done, 'the alteration found its line');
-    return new Response(lines.join('\n'), { status: res.status, headers: res.headers });
-  };
-}
 
 await forEachStore('the time-weighted broker curve served and verified', (kind) => {
   let alpaca: AlpacaSim;

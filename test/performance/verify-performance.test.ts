@@ -19,6 +19,7 @@ import type { ActionLine, CloseLine, InputsHeader, RecordLine } from '../../src/
 import { PerformanceService, storedActions } from '../../src/performance/service.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import { forEachStore } from '../support/stores.ts';
+import { altering } from './altering-fetch.ts';
 import { DAY, performanceApp, recordYear, type PerformanceApp } from './fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
@@ -27,24 +28,6 @@ type Doc = {
   as_of: string; through_seq: number; series: Array<{ date: string }>; holdings: { positions: Array<{ symbol: string }> };
   corporate_actions: { events: Array<{ provider_id: string; phase: string; type: string; symbol: string }> }; restatement: { actions: Array<{ provider_id: string }> } | null;
 };
-
-/** A fetch whose inputs bundles have the lines `alter` changes rewritten. */
-function altering(alter: (line: Record<string, unknown>) => boolean): typeof fetch {
-  return async (input, init) => {
-    const res = await fetch(input, init);
-    if (!String(input).includes('/performance/inputs')) return res;
-    let done = false;
-    const lines = (await res.text()).split('\n').map((text) => {
-      if (text === '') return text;
-      const value = JSON.parse(text) as Record<string, unknown>;
-      if (!alter(value)) return text;
-      done = true;
-      return JSON.stringify(value);
-    });
-    assert.ok(done, 'the alteration found its line');
-    return new Response(lines.join('\n'), { status: res.status, headers: res.headers });
-  };
-}
 
 await forEachStore('performance inputs and ledger verify --performance', (kind) => {
   let app: PerformanceApp;
