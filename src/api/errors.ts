@@ -86,11 +86,16 @@ function fromFramework(err: FastifyError, method: string): LedgerError {
 /** Seconds a client is told to wait when the database is not answering. */
 const RETRY_AFTER_UNAVAILABLE_S = 2;
 
+const loggedUnavailable = new WeakSet<StoreUnavailable>();
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
     if (err instanceof ApiError) return sendError(request, reply, err.error);
     if (err instanceof StoreUnavailable) {
-      request.log.warn({ err: err.message }, 'database unavailable');
+      // A batch of appends that failed together shares one error: its cause is logged once.
+      if (loggedUnavailable.has(err)) request.log.warn('database unavailable (the cause is logged above)');
+      else request.log.warn({ err: err.message }, 'database unavailable');
+      loggedUnavailable.add(err);
       reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
       return sendError(request, reply, errors.serviceUnavailable('the database is not answering; nothing was recorded; retry shortly'));
     }

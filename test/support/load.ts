@@ -98,7 +98,10 @@ export class WriteLoad {
     const target = acknowledged(this.outcomes).length + count;
     const deadline = Date.now() + timeoutMs;
     while (acknowledged(this.outcomes).length < target) {
-      if (Date.now() > deadline) assert.fail(`fewer than ${count} writes acknowledged within ${timeoutMs} ms: ${summary(this.outcomes)}`);
+      if (Date.now() > deadline) {
+        this.running = false; // a failing test must not leave writers posting after it
+        assert.fail(`fewer than ${count} writes acknowledged within ${timeoutMs} ms: ${summary(this.outcomes)}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
