@@ -45,6 +45,8 @@ export type MetricsConfig = { enabled: boolean; port: number | null; host: strin
  */
 export type ReadBounds = {
   concurrency: number; perClient: number; queue: number; waitMs: number; refusalDelayMs: number; refusalsHeld: number; poolSize: number;
+  /** Public reads start (and go on with their next slice) while the event loop was busy less than this percentage of the time (runtime/loop-share.ts); 100: never wait. */
+  loopSharePercent: number;
 };
 
 export type MarketEnv = Record<string, string | undefined>;
@@ -144,6 +146,7 @@ function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
     refusalDelayMs: integer(env, 'LEDGER_READ_REFUSAL_DELAY_MS', 1_000, 0, 60_000),
     refusalsHeld: integer(env, 'LEDGER_READ_REFUSALS_HELD', 1_024, 1, 1_000_000),
     poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),
+    loopSharePercent: integer(env, 'LEDGER_READ_LOOP_SHARE', 50, 5, 100),
   };
 }
 

@@ -58,6 +58,7 @@ import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 import { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
 import { ReadGate } from './read-gate.ts';
+import { DEFAULT_LOOP_SHARE, readPacer } from '../runtime/loop-share.ts';
 
 export type { App } from './types.ts';
 
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,
   });
   const gate = new ReadGate(config.readBounds);
+  readPacer.configure({ ...DEFAULT_LOOP_SHARE, share: config.readBounds.loopSharePercent / 100 });
   metrics?.watchReadGate(gate);
   const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
   const directory = new Directory(store, config.baseUrl, () => clock.now().getTime());

@@ -13,6 +13,7 @@ import type { CommitObserver } from '../ledger/commit-queue.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { App } from './types.ts';
 import type { ReadGate } from './read-gate.ts';
+import { readPacer } from '../runtime/loop-share.ts';
 
 export type MetricsSources = {
   store: LedgerStore;
@@ -153,7 +154,7 @@ export class Metrics {
   watchReadGate(gate: ReadGate): void {
     const registers = [this.registry];
     new Gauge({
-      name: 'ledger_read_gate_limit', help: 'Bounds of the public reads: reads at once in all (bound="concurrency") and per client (bound="per_client"), reads waiting (bound="queue"), the longest wait (bound="wait_seconds"), the time before a refusal is sent (bound="refusal_delay_seconds"), refusals held at once (bound="refusals_held")', labelNames: ['bound'], registers,
+      name: 'ledger_read_gate_limit', help: 'Bounds of the public reads: reads at once in all (bound="concurrency") and per client (bound="per_client"), reads waiting (bound="queue"), the longest wait (bound="wait_seconds"), the time before a refusal is sent (bound="refusal_delay_seconds"), refusals held at once (bound="refusals_held"), the event loop\'s busy share below which reads run (bound="loop_share")', labelNames: ['bound'], registers,
       collect() {
         this.set({ bound: 'concurrency' }, gate.limits.concurrency);
         this.set({ bound: 'per_client' }, gate.limits.perClient);
@@ -161,13 +162,15 @@ export class Metrics {
         this.set({ bound: 'wait_seconds' }, gate.limits.waitMs / 1000);
         this.set({ bound: 'refusal_delay_seconds' }, gate.limits.refusalDelayMs / 1000);
         this.set({ bound: 'refusals_held' }, gate.limits.refusalsHeld);
+        this.set({ bound: 'loop_share' }, readPacer.share);
       },
     });
     new Gauge({
-      name: 'ledger_read_gate_reads', help: 'Public reads running (state="running"), waiting for a turn (state="waiting"), and refused, their refusal held before it is sent (state="held")', labelNames: ['state'], registers,
+      name: 'ledger_read_gate_reads', help: 'Public reads running (state="running"), waiting for a turn (state="waiting"), admitted and waiting for room on the event loop, or between slices of a long read (state="paced"), and refused, their refusal held before it is sent (state="held")', labelNames: ['state'], registers,
       collect() {
         this.set({ state: 'running' }, gate.load.running);
         this.set({ state: 'waiting' }, gate.load.waiting);
+        this.set({ state: 'paced' }, readPacer.waitingCount);
         this.set({ state: 'held' }, gate.tarpit.held);
       },
     });

@@ -17,6 +17,7 @@ import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transpa
 import { recordJson, type RecordShape } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
 import { ReadSources, type ReplicaOptions } from './sources.ts';
+import { readPacer } from '../../runtime/loop-share.ts';
 
 const HANDLE = new RegExp(HANDLE_PATTERN);
 
@@ -85,8 +86,8 @@ const PAGE_READ_CHUNK = 100;
 
 /**
  * Content bytes one store query of a page reads at most. On SQLite a query runs on the event
- * loop, so a page of large records is read in slices, with a turn for I/O (the writes that
- * arrived meanwhile) between them: a write waits for a slice, not for a page.
+ * loop, so a page of large records is read in slices, with a turn of the read pacer between
+ * them (runtime/loop-share.ts): a write waits for a slice, not for a page.
  */
 const READ_SLICE_BYTES = 512 * 1024;
 
@@ -99,8 +100,6 @@ const READ_SLICE_BYTES = 512 * 1024;
 function contentBudget(chars: number, twice: boolean): number {
   return Math.max(1, Math.min(READ_SLICE_BYTES, twice ? Math.ceil(chars / 2) : chars));
 }
-
-const turnForIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class PublicReads {
   private readonly rendered = new Map<string, string>();
@@ -226,7 +225,7 @@ export class PublicReads {
     let last = afterSeq;
     let lastHash = '';
     while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
-      if (texts.length > 0) await turnForIo();
+      if (texts.length > 0) await readPacer.turn();
       const bytes = contentBudget(PAGE_CHAR_BUDGET - cost, shape.payloads && shape.document);
       const chunk = await store.listChain(agentId, last, Math.min(PAGE_READ_CHUNK, room - texts.length), bytes);
       if (chunk.length === 0) break;
@@ -338,7 +337,7 @@ export class PublicReads {
       if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, ids, hasMore: false, lastId };
       if (data.length >= limit) return { data, ids, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
       before = sortKeyOf(lastId!);
-      await turnForIo();
+      await readPacer.turn();
     }
   }
 

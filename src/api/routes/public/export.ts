@@ -10,6 +10,7 @@ import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { EXPORT_DESCRIPTION, ExportQuery } from './schemas.ts';
+import { pacedLines } from '../../../runtime/loop-share.ts';
 
 export async function exportRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   app.get('/v1/export', {
@@ -40,7 +41,7 @@ export async function exportRoutes(app: App, options: PublicRouteOptions): Promi
     }
     raw.header('content-disposition', `attachment; filename="${handle}.ndjson"`);
     raw.type('application/x-ndjson; charset=utf-8');
-    return raw.send(Readable.from(lines, { objectMode: false }));
+    return raw.send(Readable.from(pacedLines(lines), { objectMode: false }));
   });
   preflightRoute(app, '/v1/export');
 }

@@ -16,6 +16,7 @@ import { errors } from '../../../ledger/errors.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { INPUTS_DESCRIPTION, InputsQuery, OutcomesQuery, OutcomesResponse, PerformanceQuery, PerformanceResponse } from './performance-schemas.ts';
 import { HandleParams } from './schemas.ts';
+import { pacedLines } from '../../../runtime/loop-share.ts';
 
 export async function performanceRoutes(app: App, options: PublicRouteOptions): Promise<void> {
   const performance = options.performance;
@@ -82,7 +83,7 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
     const raw = reply as FastifyReply; // a stream is outside the documented 200 schema
     raw.header('content-disposition', `attachment; filename="${handle}-${portfolio}-inputs.ndjson"`);
     raw.type('application/x-ndjson; charset=utf-8');
-    return raw.send(Readable.from(bundle.value.lines, { objectMode: false }));
+    return raw.send(Readable.from(pacedLines(bundle.value.lines), { objectMode: false }));
   });
   preflightRoute(app, '/v1/agents/:handle/performance/inputs');
 

@@ -1,0 +1,163 @@
+// The event loop's share for public reads. A process has one event loop, and the record path and
+// the public reads share it. When reads keep it busy all the time, a write that arrives queues
+// behind whatever reads are ready to run, at every step of its way (parse, append, fsync, answer),
+// so its latency grows without bound as the loop nears 100 % (a writer's p99 went from 50 ms to
+// 3 s under one hostile reader). So a read waits for a turn before it starts and between the
+// slices of a long read (a page of large records, a streamed export): a turn is given at once
+// while the loop was busy for less than `share` of the recent past (an average over about 100 ms),
+// else one turn per tick (every 10 ms) once it has cooled below, oldest first, and at the latest
+// after `maxWaitMs`, so that no read starves outright. Reads then leave the loop idle often enough
+// that a write finds it free, or waits for one slice. Writes never ask for a turn.
+// One process has one event loop, so one pacer per process (`readPacer`).
+// This folder imports nothing of the project, and anything may import it.
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+
+/** How often the loop's busy share is sampled while reads are waiting or recently asked. */
+const TICK_MS = 10;
+/** The time constant of the busy share's average. */
+const AVERAGE_MS = 100;
+/** The sampling stops after this long without a turn asked for. */
+const IDLE_STOP_MS = 2_000;
+
+export type LoopShareOptions = {
+  /** Reads start while the loop was busy less than this share of the time (0 to 1; 1: never wait). */
+  share: number;
+  /** The longest a read waits for a turn. */
+  maxWaitMs: number;
+};
+
+export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.5, maxWaitMs: 1_000 };
+
+type Waiter = { resolve: () => void; since: number };
+
+export class LoopShare {
+  private options: LoopShareOptions;
+  private busy = 0;
+  private last: EventLoopUtilization | null = null;
+  private lastAt = 0;
+  private lastAsked = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly waiting: Waiter[] = [];
+  /** Turns given at once, and turns that waited (with the milliseconds they waited). */
+  readonly stats = { immediate: 0, waited: 0, waitedMs: 0 };
+
+  constructor(options: LoopShareOptions = DEFAULT_LOOP_SHARE) {
+    this.options = { ...options };
+  }
+
+  configure(options: LoopShareOptions): void {
+    this.options = { ...options };
+  }
+
+  /** The busy share below which reads run (0 to 1). */
+  get share(): number {
+    return this.options.share;
+  }
+
+  /** The loop's busy share over the recent past, as last sampled (0 to 1). */
+  get busyShare(): number {
+    return this.busy;
+  }
+
+  /** Reads waiting for a turn now. */
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  /**
+   * Resolves when this read may run its next slice: after a poll for I/O (so the writes that
+   * arrived meanwhile go first) while the loop has room, else once it has.
+   */
+  turn(): Promise<void> {
+    this.lastAsked = performance.now();
+    this.sample();
+    if (this.options.share >= 1 || (this.busy < this.options.share && this.waiting.length === 0)) {
+      this.stats.immediate++;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    return new Promise((resolve) => {
+      this.waiting.push({ resolve, since: performance.now() });
+      this.ensureTicking();
+      this.timer!.ref(); // a waiting read keeps the process alive, as a sleeping one would
+    });
+  }
+
+  /** Stops the sampling and gives every waiting read its turn (a closing process). */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const w of this.waiting.splice(0)) w.resolve();
+  }
+
+  private ensureTicking(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    this.sample();
+    const now = performance.now();
+    const oldest = this.waiting[0];
+    if (oldest && (this.busy < this.options.share || now - oldest.since >= this.options.maxWaitMs)) {
+      this.waiting.shift();
+      this.stats.waited++;
+      this.stats.waitedMs += now - oldest.since;
+      oldest.resolve();
+    }
+    for (let w = this.waiting[0]; w && now - w.since >= this.options.maxWaitMs; w = this.waiting[0]) {
+      this.waiting.shift();
+      this.stats.waited++;
+      this.stats.waitedMs += now - w.since;
+      w.resolve();
+    }
+    if (this.waiting.length === 0) this.timer?.unref();
+    if (this.waiting.length === 0 && now - this.lastAsked > IDLE_STOP_MS && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+      this.last = null;
+      this.busy = 0;
+    }
+  }
+
+  /** Folds the loop's utilisation since the last sample into the average. */
+  private sample(): void {
+    const now = performance.now();
+    if (!this.last) {
+      this.last = performance.eventLoopUtilization();
+      this.lastAt = now;
+      this.ensureTicking();
+      return;
+    }
+    const elapsed = now - this.lastAt;
+    if (elapsed < 1) return;
+    const current = performance.eventLoopUtilization();
+    const recent = performance.eventLoopUtilization(current, this.last).utilization;
+    const weight = 1 - Math.exp(-elapsed / AVERAGE_MS);
+    this.busy += weight * (recent - this.busy);
+    this.last = current;
+    this.lastAt = now;
+  }
+}
+
+/** The process's pacer of public reads (configured from LEDGER_READ_LOOP_SHARE where the app is built). */
+export const readPacer = new LoopShare();
+
+/** `lines`, each but the first read after a turn of the read pacer: a streamed body that yields to the writes. */
+export async function* pacedLines<T>(lines: AsyncIterable<T>): AsyncGenerator<T> {
+  const iterator = lines[Symbol.asyncIterator]();
+  let done = false;
+  try {
+    for (let first = true; ; first = false) {
+      if (!first) await readPacer.turn();
+      const next = await iterator.next();
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!done) await iterator.return?.();
+  }
+}
