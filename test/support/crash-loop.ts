@@ -69,7 +69,9 @@ export async function crashLoop(kind: StoreKind, t: TestContext, cycles = CRASH_
       await starting.get(current);
       const target = () => ({ name: current.name, url: current.url });
       const load = new WriteLoad(agents.flatMap((agent) => [{ agent, target }, { agent, target }]), { pauseMs: 20 }).start();
-      await load.acknowledgedAtLeast(3);
+      await load.acknowledgedAtLeast(3, 60_000).catch((err: Error) => {
+        throw new Error(`${err.message}\n${current.name}'s output:\n${current.output.slice(-4000)}`);
+      });
       await new Promise((resolve) => setTimeout(resolve, Math.random() * MAX_EXTRA_LOAD_MS));
       await current.kill();
       outcomes.push(...await load.stop());
