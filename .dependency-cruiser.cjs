@@ -118,7 +118,8 @@ module.exports = {
     {
       name: 'verifier-trusts-only-its-input',
       severity: 'error',
-      comment: 'The offline verifier (src/verify) checks published records with the core alone: none of the service. To compute a performance report again it uses the pure accounting of the documented method (no I/O, no job): the engine and the modules it is made of.',
+      comment: 'The offline verifier (src/verify) checks published records with the core alone: none of the service. To compute a performance report again it uses the pure accounting of the documented method (no I/O, no job): the engine and the modules it is made of.'
+        + ' To check an anchor (verify/anchor.ts) it uses the anchor wing\'s .ots codec, its check against a block header and its header source: not the anchoring job nor the calendar client.',
       from: { path: '^src/verify/' },
       to: {
         path: '^src/',
