@@ -8,10 +8,66 @@
 // layer may use; they import nothing of the project. src/index.ts is the package's entry, on
 // top. Type-only imports count (tsPreCompilationDeps), so a type cannot smuggle a cycle in.
 //
+// Between the wings, fences: a wing imports another wing only where WING_IMPORTS below allows it,
+// with the reason; the published client, the MCP server and the page scripts import only what
+// they may ship; the presentation (src/api, src/site) never reaches the store. The test
+// test/architecture/fences.test.ts adds forbidden imports to a copy of src/ and expects this to fail.
+//
 
-const WINGS = '^src/(log|witness|anchor|brokers|market|performance|site|client|mcp|verify|webhooks|directory)/';
+const WING_DIRS = ['log', 'witness', 'anchor', 'brokers', 'market', 'performance', 'site', 'client', 'mcp', 'verify', 'webhooks', 'directory'];
+const WINGS = `^src/(${WING_DIRS.join('|')})/`;
 const PROJECT = '^(src|bin|test|sim|bench|scripts|examples)/';
 const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
+
+/**
+ * Every import from one wing into another: [from, to, why]. `from` is a wing (site/browser, the
+ * page scripts, counts as a wing of its own); `to` is a wing, or the modules of a wing (a path
+ * pattern under src/) when only those may be used. A pair not listed here fails.
+ */
+const WING_IMPORTS = [
+  ['client', 'verify/',
+    'The published client verifies what it reads with the verifier\'s pure checks (documents, proof, records, walk), in Node and in a browser.'],
+  ['mcp', 'client/',
+    'The MCP server is a client of the service: it reaches it through the published client package only.'],
+  ['site/browser', 'verify/',
+    '"Verify in this browser" runs the verifier\'s proof and record checks in the page.'],
+  ['verify', 'performance/',
+    'To compute a performance report again the verifier runs the pure accounting of the documented method (verifier-trusts-only-its-input names the modules).'],
+  ['verify', 'anchor/',
+    'The offline anchor check replays an .ots file with the anchor wing\'s codec and block-header check, and its header source (verifier-trusts-only-its-input names the modules).'],
+  ['site', 'log/reads\\.ts$',
+    'The pages show the log\'s state and a record\'s inclusion as /v1/log and /v1/proof do, from the same use case.'],
+  ['site', 'anchor/reads\\.ts$',
+    'The pages show the anchors and a record\'s anchor as /v1/anchors and /v1/proof do, from the same use case.'],
+  ['site', 'market/observations\\.ts$',
+    'A record\'s page shows the price observed at it, as /v1/proof does, from the same use case.'],
+  ['site', 'directory/service\\.ts$',
+    'The leaderboard page is GET /v1/agents as a page: the directory\'s use case.'],
+  ['site', 'performance/(perf|views|outcome-pages)\\.ts$',
+    'The agent page and the return badge show the stored performance reports and outcomes as the JSON reads render them.'],
+  ['site', 'brokers/links\\.ts$',
+    'The timeline and the verified badge show the executions the broker import linked to decisions.'],
+  ['directory', 'performance/',
+    'The leaderboard ranks agents by the metrics of their stored performance reports and lists them as the performance wing\'s CSV.'],
+  ['performance', 'market/',
+    'Portfolios are valued at the market wing\'s closes on its trading calendar; the demo and the synthetic benchmark use its synthetic provider.'],
+  ['webhooks', 'brokers/vault\\.ts$',
+    'Webhook secrets are sealed by the vault, which lives in brokers/ until it has a wing of its own.'],
+  ['brokers', 'webhooks/endpoints\\.ts$',
+    'The start-time keyring check opens every sealed secret, webhook secrets included, with the associated data their wing seals them under (the vault\'s check, in brokers/ with the vault).'],
+];
+
+/** One rule per wing (and per site/browser): it imports no other wing but those WING_IMPORTS lists for it. */
+const wingFences = () => [...WING_DIRS, 'site/browser'].map((wing) => {
+  const allowed = WING_IMPORTS.filter(([from]) => from === wing).map(([, to]) => `^src/${to}`);
+  return {
+    name: `wing-imports-${wing.replace('/', '-')}`,
+    severity: 'error',
+    comment: `src/${wing}/ imports another wing only as WING_IMPORTS in .dependency-cruiser.cjs allows, with its reason.`,
+    from: wing === 'site' ? { path: '^src/site/', pathNot: '^src/site/browser/' } : { path: `^src/${wing}/` },
+    to: { path: WINGS, pathNot: [`^src/${wing}/`, ...allowed].join('|') },
+  };
+});
 
 /** `layer` (a path pattern) may not import any of `above`. */
 const downward = (name, layer, above, comment) => ({
@@ -62,17 +118,78 @@ module.exports = {
     {
       name: 'verifier-trusts-only-its-input',
       severity: 'error',
-      comment: 'The offline verifier (src/verify) checks published records with the core alone: none of the service. To compute a performance report again it uses the pure accounting of the documented method (no I/O, no job): the engine and the modules it is made of.',
+      comment: 'The offline verifier (src/verify) checks published records with the core alone: none of the service. To compute a performance report again it uses the pure accounting of the documented method (no I/O, no job): the engine and the modules it is made of.'
+        + ' To check an anchor (verify/anchor.ts) it uses the anchor wing\'s .ots codec, its check against a block header and its header source: not the anchoring job nor the calendar client.',
       from: { path: '^src/verify/' },
-      to: { path: '^src/', pathNot: '^src/(verify|core|runtime)/|^src/performance/(engine|actions|numbers|exact|outcomes|perf|metrics|portfolio|inputs|bundle|broker-history)\\.ts$' },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(verify|core|runtime)/|^src/performance/(engine|actions|numbers|exact|outcomes|perf|metrics|portfolio|inputs|bundle|broker-history)\\.ts$'
+          + '|^src/anchor/(ots|verify|bitcoin-headers|http)\\.ts$',
+      },
     },
     {
-      name: 'routes-not-store',
+      name: 'verifier-runs-no-job',
       severity: 'error',
-      comment: 'Routes go through the use cases (src/ledger or a wing), never to the store.',
-      from: { path: '^src/api/routes/' },
+      comment: 'Nothing the offline verifier loads, however indirectly, runs a job or reaches the service: no job loop or job, no calendar client, no opened store, no use case.'
+        + ' (A port\'s types, as the inputs bundle\'s, run nothing.)',
+      from: { path: '^src/verify/' },
+      to: {
+        reachable: true,
+        path: '^src/(runtime/job-loop|anchor/(job|calendar|service)|brokers/(sync|service)|directory/job|market/service|log/(service|integrator|witnessing)|store/open)\\.ts$'
+          + '|^src/store/(sqlite|postgres)/|^src/(ledger|api|cli)/|^src/server\\.ts$',
+      },
+    },
+    {
+      name: 'client-ships-client-verify-core',
+      severity: 'error',
+      comment: 'src/client is the published browser package: it imports only itself, the verifier and the core.',
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: '^src/(client|verify|core)/' },
+    },
+    {
+      name: 'mcp-uses-only-client',
+      severity: 'error',
+      comment: 'src/mcp talks to the service as any client does: it imports only itself and the published client.',
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/', pathNot: '^src/(mcp|client)/' },
+    },
+    {
+      name: 'page-scripts-ship-verify-core',
+      severity: 'error',
+      comment: 'src/site/browser is bundled into the pages: it imports only itself, the verifier and the core.',
+      from: { path: '^src/site/browser/' },
+      to: { path: '^src/', pathNot: '^src/(site/browser|verify|core)/' },
+    },
+    {
+      name: 'presentation-not-store',
+      severity: 'error',
+      comment: 'The HTTP edge and the pages (src/api, src/site) go through the use cases (src/ledger or a wing), never to the store.'
+        + ' Two modules of src/api are held apart, each by a rule of its own below, until their work lands elsewhere.',
+      from: { path: '^src/(api|site)/', pathNot: '^src/api/(app|read-gate)\\.ts$' },
       to: { path: '^src/store/' },
     },
+    {
+      name: 'app-composes-over-the-store-port',
+      severity: 'error',
+      comment: 'buildApp (src/api/app.ts) still composes the use cases from an opened store, so it names the store port\'s type, and nothing else of the store; this goes when the composition root takes the wiring over.',
+      from: { path: '^src/api/app\\.ts$' },
+      to: { path: '^src/store/', pathNot: '^src/store/port\\.ts$' },
+    },
+    {
+      name: 'read-gate-marks-reads-only',
+      severity: 'error',
+      comment: 'The read gate (src/api/read-gate.ts) marks a public read with store/read-scope.ts (plumbing: an AsyncLocalStorage, due to move to src/runtime/) and uses nothing else of the store.',
+      from: { path: '^src/api/read-gate\\.ts$' },
+      to: { path: '^src/store/', pathNot: '^src/store/read-scope\\.ts$' },
+    },
+    {
+      name: 'presentation-reads-log-and-anchors',
+      severity: 'error',
+      comment: 'The log, its witnessing and the anchors are written by jobs; the HTTP edge and the pages read them through their reads only, never the integrator, the tree, the keys or the jobs.',
+      from: { path: '^src/(api|site)/' },
+      to: { path: '^src/(log|anchor|witness)/', pathNot: '^src/(log/(reads|witness-reads)|anchor/reads)\\.ts$' },
+    },
+    ...wingFences(),
     {
       name: 'plumbing-imports-nothing',
       severity: 'error',

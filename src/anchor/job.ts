@@ -4,7 +4,7 @@
 // attestation matches the block header from the header source. One job at a time across nodes (the
 // store's hold). It never touches the record path; with no network it retries quietly with backoff
 // and records since when the calendars are unreachable.
-import { createHash } from 'node:crypto';
+import { checkpointBodyDigest } from '../core/note.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
 import type { AnchorSession, AnchorStore, StoredAnchor } from '../store/anchor-port.ts';
 import type { LogReader } from '../store/log-port.ts';
@@ -41,16 +41,6 @@ export type AnchorJobOptions = {
 export const DEFAULT_POLL_S = 600;
 const STOP_WAIT_MS = 3_000;
 export const DEFAULT_MAX_BACKOFF_S = 6 * 3600;
-
-/** SHA-256 of the checkpoint body: the three lines before the blank line, signatures left out. */
-export function checkpointBodyDigest(note: string): { body: string; digest: Uint8Array; root: string; treeSize: number } | null {
-  const end = note.indexOf('\n\n');
-  if (end < 0) return null;
-  const body = note.slice(0, end + 1);
-  const lines = body.split('\n');
-  if (lines.length !== 4 || !/^[0-9]+$/.test(lines[1]!)) return null;
-  return { body, digest: new Uint8Array(createHash('sha256').update(body, 'utf8').digest()), root: lines[2]!, treeSize: Number(lines[1]) };
-}
 
 export class AnchorJob {
   private readonly loop: JobLoop;

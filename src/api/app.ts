@@ -34,6 +34,8 @@ import { immutableRoutes } from './routes/immutable.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
 import { PublicReads } from '../ledger/public/reads.ts';
+import { AgentRecords } from '../ledger/public/agent-records.ts';
+import { ExecutionLinks } from '../brokers/links.ts';
 import type { BrokerConnections } from '../brokers/connections.ts';
 import type { Keyring } from '../brokers/vault.ts';
 import { brokerConnections, keyringLoader } from '../brokers/service.ts';
@@ -190,8 +192,10 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     },
   });
   await app.register(publicRoutes, { reads, ...readLimits, clock, log, anchors, prices: observationReads(store), performance, directory });
+  const records = new AgentRecords(store);
+  const links = new ExecutionLinks(store);
   const site = new Site({
-    reads, log, anchors, prices: observationReads(store), store, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl,
+    reads, log, anchors, prices: observationReads(store), records, links, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl,
     profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
     directory,
   });
@@ -207,7 +211,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
   await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
   const summary = deps.performanceSummary ?? ((agent: Agent) => performance.storedSummary(agent));
-  const badges = new Badges({ store, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
+  const badges = new Badges({ records, links, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
   await app.register(badgeRoutes, { badges, gate });
   await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger(), ...readLimits });
 

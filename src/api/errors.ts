@@ -2,7 +2,7 @@
 // in the Request-Id header. This module turns ledger errors, schema failures and framework errors
 // (fastify's before routing, Node's HTTP parser's on the socket) into that body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StoreUnavailable } from '../store/port.ts';
+import { StoreUnavailable } from '../domain/store-health.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
 import { controlCharacterMessage } from '../core/decision.ts';
 import { NO_CONTROL_CHARACTERS } from './schemas.ts';

@@ -10,13 +10,13 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitObserver } from '../ledger/commit-queue.ts';
-import type { LedgerStore } from '../store/port.ts';
+import type { StoreHealth } from '../domain/store-health.ts';
 import type { App } from './types.ts';
 import type { ReadGate } from './read-gate.ts';
 import { readPacer } from '../runtime/loop-share.ts';
 
 export type MetricsSources = {
-  store: LedgerStore;
+  store: StoreHealth;
   /** The record path's queue, once the decision service exists. */
   queueDepth: () => { waiting: number; inFlight: number };
   /** null when no Redis is configured. */

@@ -50,7 +50,7 @@ export function registerVerifyCommand(program: Command): void {
         return;
       }
       const [{ checkProofAnchor, runAnchorCheck }, { runVerify }, { readWitnessPolicy }] = await Promise.all([
-        import('../anchor/check.ts'), import('../verify/run.ts'), import('../verify/log.ts'),
+        import('../verify/anchor.ts'), import('../verify/run.ts'), import('../verify/log.ts'),
       ]);
       const anchorOptions = {
         ...(opts.header ? { headers: opts.header } : {}),

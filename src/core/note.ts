@@ -258,6 +258,20 @@ export function parseCheckpointBody(text: string): LogResult<Checkpoint> {
   return ok({ origin, size, root });
 }
 
+/**
+ * The checkpoint body of a signed note (the lines before the blank line, signatures left out)
+ * and its SHA-256: the digest an anchor timestamps (log_v1 §5). Null when the text has no body
+ * of three lines with a decimal tree size.
+ */
+export function checkpointBodyDigest(note: string): { body: string; digest: Uint8Array; root: string; treeSize: number } | null {
+  const end = note.indexOf('\n\n');
+  if (end < 0) return null;
+  const body = note.slice(0, end + 1);
+  const lines = body.split('\n');
+  if (lines.length !== 4 || !/^[0-9]+$/.test(lines[1]!)) return null;
+  return { body, digest: sha256(body), root: lines[2]!, treeSize: Number(lines[1]) };
+}
+
 /** Signs a checkpoint with the log's key, whose name is the origin (log_v1 §2). */
 export function signCheckpoint(cp: Checkpoint, publicKey: Uint8Array, sign: Ed25519Sign): LogResult<string> {
   const body = encodeCheckpointBody(cp);

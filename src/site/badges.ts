@@ -1,15 +1,16 @@
 // The site wing's badge use case: gathers the facts a badge needs (badge.ts says what it shows)
-// from the store and from the agent's stored performance, and keeps each drawn badge for a few
-// seconds so a popular embed costs no query per view. Reads only: the chain head's counts, the
-// agent's first record, the broker fill index's link counts, and a performance summary given in.
+// from the agent's records, its execution links and its stored performance, and keeps each
+// drawn badge for a few seconds so a popular embed costs no query per view. Reads only: the
+// chain head's counts, the agent's first record, the broker fill index's link counts, and a
+// performance summary given in.
 // Nothing here waits on Redis or a market provider.
+import type { ExecutionLinks } from '../brokers/links.ts';
 import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
+import type { AgentRecords } from '../ledger/public/agent-records.ts';
 import type { PerformanceReport } from '../performance/perf.ts';
 import { headlineOf } from '../performance/views.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
-import type { LedgerStore } from '../store/port.ts';
 import {
   badgeText, renderBadge, unavailableText, unknownAgentText,
   type BadgeFacts, type BadgeStyle, type BadgeText, type Caution, type PerformanceSummary,
@@ -34,7 +35,7 @@ const DAY_MS = 86_400_000;
 /** How long a drawn badge is reused, and how many are kept. */
 export const BADGE_MEMO = { ms: 10_000, entries: 2_000 };
 
-export type BadgesDeps = { store: LedgerStore; clock: Clock; performance: PerformanceSummaryOf; log?: (message: string, error: unknown) => void };
+export type BadgesDeps = { records: AgentRecords; links: ExecutionLinks; clock: Clock; performance: PerformanceSummaryOf; log?: (message: string, error: unknown) => void };
 
 export class Badges {
   private readonly memo = new Map<string, { at: number; badge: Badge }>();
@@ -58,7 +59,7 @@ export class Badges {
   }
 
   private async draw(handle: string, style: BadgeStyle, now: number): Promise<Badge> {
-    const agent = HANDLE.test(handle) ? await this.deps.store.findAgentByHandle(handle) : null;
+    const agent = HANDLE.test(handle) ? await this.deps.records.byHandle(handle) : null;
     if (agent === null) return drawn(unknownAgentText(style), style, false);
     const facts = await this.facts(agent, style, now);
     return drawn(facts === null ? unavailableText(style) : badgeText(facts), style, true);
@@ -72,15 +73,15 @@ export class Badges {
       if (performance === undefined) return null;
       return { style, caution: performance?.synthetic ? 'synthetic' : demo, performance };
     }
-    const counts = await this.deps.store.countRecords(agent.id);
+    const counts = await this.deps.records.counts(agent.id);
     if (style === 'verified') {
-      const links = counts.byType.execution === 0 ? { link_token: 0 } : await brokerStoreOf(this.deps.store).linkCounts(agent.id);
+      const links = counts.byType.execution === 0 ? { link_token: 0 } : await this.deps.links.counts(agent.id);
       return {
         style, caution: demo,
         decisions: counts.byType.decision, signed: counts.signed, executions: counts.byType.execution, linkToken: links.link_token,
       };
     }
-    const [first] = counts.total === 0 ? [] : await this.deps.store.listChain(agent.id, 0, 1);
+    const first = counts.total === 0 ? undefined : await this.deps.records.first(agent.id);
     const days = first === undefined ? null : Math.max(0, Math.floor((now - Date.parse(first.recordedAt)) / DAY_MS));
     return { style, caution: demo, records: counts.total, days };
   }

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Marked, type Tokens } from 'marked';
 import { DOCS_DIR, readDocs } from './docs.ts';
-import { escapeHtml } from './html.ts';
+import { escapeHtml } from './browser/html.ts';
 
 const README = new URL('../../README.md', import.meta.url);
 

@@ -1,7 +1,7 @@
 // The one page frame of the public site: head (title, canonical URL, the JSON twin as a
 // rel=alternate link, the stylesheet), navigation, main, footer. Pages give their body as Html.
 import type { Assets } from './assets.ts';
-import { html, type Html } from './html.ts';
+import { html, type Html } from './browser/html.ts';
 
 export type Twin = { href: string; type?: string; label?: string };
 

@@ -1,18 +1,18 @@
 // What each public page shows, gathered from the use cases the JSON reads use (the public reads,
-// the log's and the anchors' reads) plus the site's one read of its own (a decision timeline
-// with the executions linked to each decision). Every read is bounded: pages of records, a
-// capped list of chain heads and of linked executions.
+// the log's and the anchors' reads) plus the decision timeline: a page of the agent's decisions
+// (ledger/public/agent-records.ts) with the executions the broker import linked to each
+// (brokers/links.ts). Every read is bounded: pages of records, a capped list of chain heads and
+// of linked executions.
 import type { AnchorReads } from '../anchor/reads.ts';
+import type { ExecutionLinks } from '../brokers/links.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import { isRecordId } from '../ledger/ids.ts';
+import type { AgentRecords } from '../ledger/public/agent-records.ts';
 import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';
 import type { ObservationReads } from '../market/observations.ts';
-import type { LedgerStore } from '../store/port.ts';
 import type { Directory, ListQuery } from '../directory/service.ts';
-import { siteStoreOf } from '../store/site.ts';
-import type { SiteStore } from '../store/site-port.ts';
 import type { StoredRecord } from '../domain/types.ts';
 import type { AgentProfile, HeadRow, LedgerItem, ProofBundle, TimelineItem, Transparency } from './views.ts';
 import { publishedView, recordView } from './views.ts';
@@ -38,7 +38,7 @@ type Summary = {
 
 /** `profileSections`: the profile's portfolio and performance sections, as the JSON profile has them (src/performance). */
 export type SiteDeps = {
-  reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; store: LedgerStore; clock: Clock;
+  reads: PublicReads; log: LogReads; anchors: AnchorReads; prices: ObservationReads; records: AgentRecords; links: ExecutionLinks; clock: Clock;
   profileSections?: Parameters<PublicReads['profile']>[1];
   directory: Directory;
 };
@@ -47,11 +47,7 @@ export type SiteDeps = {
 export const BOARD_PAGE = 50;
 
 export class SiteReads {
-  private readonly site: SiteStore;
-
-  constructor(private readonly deps: SiteDeps) {
-    this.site = siteStoreOf(deps.store);
-  }
+  constructor(private readonly deps: SiteDeps) {}
 
   /** `/`: the newest records of every agent (the /v1/ledger use case), counts, the log and its anchors. */
   async home(q: { cursor?: string | undefined; includeDemo: boolean }) {
@@ -116,9 +112,9 @@ export class SiteReads {
 
   /** A page of the agent's decisions, newest first, before `before` (one more than shown: is there a next page?). */
   private async decisionsOf(handle: string, before: string | undefined): Promise<Result<StoredRecord[]>> {
-    const agent = await this.deps.store.findAgentByHandle(handle);
+    const agent = await this.deps.records.byHandle(handle);
     if (!agent) return fail(errors.notFound(`no agent with handle ${handle}`, 'handle'));
-    return ok(await this.deps.store.listAgentRecords(agent.id, 'decision', {
+    return ok(await this.deps.records.decisions(agent.id, {
       limit: TIMELINE_PAGE + 1,
       before: before !== undefined && isRecordId(before) ? before : undefined,
     }));
@@ -126,7 +122,7 @@ export class SiteReads {
 
   /** The executions linked to each decision: a lookup by decision id. */
   private async linked(decisionIds: string[]): Promise<(id: string) => Pick<TimelineItem, 'executions' | 'executionsTotal'>> {
-    const found = await this.site.linkedExecutions(decisionIds, EXECUTIONS_PER_DECISION);
+    const found = await this.deps.links.ofDecisions(decisionIds, EXECUTIONS_PER_DECISION);
     return (id) => ({
       executions: found.executions.filter((e) => e.decisionId === id).map((e) => recordView(e.record)),
       executionsTotal: found.totals.get(id) ?? 0,

@@ -4,12 +4,13 @@
 // Owns how the ledger looks to people; what it says comes from the same use cases as the JSON
 // reads (public reads, log, anchors). Badges, llms.txt and the API reference live elsewhere.
 import type { AnchorReads } from '../anchor/reads.ts';
+import type { ExecutionLinks } from '../brokers/links.ts';
 import type { Clock } from '../ledger/clock.ts';
 import type { LedgerError } from '../ledger/errors.ts';
+import type { AgentRecords } from '../ledger/public/agent-records.ts';
 import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';
 import type { ObservationReads } from '../market/observations.ts';
-import type { LedgerStore } from '../store/port.ts';
 import type { Directory } from '../directory/service.ts';
 import { Assets } from './assets.ts';
 import { DocPages } from './doc-pages.ts';
@@ -22,7 +23,8 @@ export type SiteOptions = {
   log: LogReads;
   anchors: AnchorReads;
   prices: ObservationReads;
-  store: LedgerStore;
+  records: AgentRecords;
+  links: ExecutionLinks;
   clock: Clock;
   siteUrl: string;
   baseUrl: string;

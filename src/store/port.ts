@@ -7,17 +7,9 @@ import type { CosignatureStore } from './cosignature-port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
+import type { StoreGauges } from '../domain/store-health.ts';
 
-/**
- * The database cannot answer now: unreachable, silent past a timeout, or a lock held too long by
- * another node. Nothing was written by the failed operation; the caller may retry later.
- */
-export class StoreUnavailable extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StoreUnavailable';
-  }
-}
+export { StoreUnavailable, type StoreGauges } from '../domain/store-health.ts';
 
 /** An (agent, value) pair: idempotency keys, signing key ids and nonces are all per agent. */
 export type AgentValue = { agentId: string; value: string };
@@ -70,14 +62,6 @@ export type IdempotentResult = {
 };
 
 export type Page = { limit: number; before?: string | undefined };
-
-/** A PostgreSQL pool's connections, or a SQLite WAL's size and fsyncs; what does not apply is absent. */
-export type StoreGauges = {
-  pool?: { total: number; idle: number; waiting: number };
-  /** The public reads' own pool (PostgreSQL; store/read-scope.ts). */
-  readPool?: { total: number; idle: number; waiting: number };
-  wal?: { bytes: number; fsyncs: number; fsyncSeconds: number; checkpoints: number; truncates: number };
-};
 
 export interface LedgerStore {
   /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { esploraHeaderSource } from '../../src/anchor/bitcoin-headers.ts';
-import { checkProofAnchor, runAnchorCheck } from '../../src/anchor/check.ts';
+import { checkProofAnchor, runAnchorCheck } from '../../src/verify/anchor.ts';
 import { AnchorJob } from '../../src/anchor/job.ts';
 import { toHex } from '../../src/anchor/ots.ts';
 import type { LogKey } from '../../src/log/key.ts';

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import {
   b64Decode,
   b64Encode,
+  checkpointBodyDigest,
   encodeCheckpointBody,
   encodeTlogProof,
   encodeVkey,
@@ -29,6 +30,7 @@ import {
   type Ed25519Sign,
   type LogResult,
 } from '../../src/core/index.ts';
+import { createHash } from 'node:crypto';
 import { ed25519FromSeed, fromHex, loadMerkleVectors, nodeEd25519Verify, toHex } from './log-helpers.ts';
 
 type C2sp = {
@@ -366,5 +368,24 @@ describe('properties', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('the checkpoint body digest an anchor timestamps (log_v1 §5)', () => {
+  it('is SHA-256 of the three body lines, without the blank line and the signatures', () => {
+    const { note, body, size } = constructed.checkpoint;
+    const found = checkpointBodyDigest(note);
+    assert.ok(found);
+    assert.equal(found.body, body);
+    assert.equal(found.treeSize, size);
+    assert.equal(found.root, body.split('\n')[2]);
+    assert.equal(toHex(found.digest), createHash('sha256').update(body, 'utf8').digest('hex'));
+  });
+
+  it('is null for a text that is no signed checkpoint', () => {
+    const { note } = constructed.checkpoint;
+    assert.equal(checkpointBodyDigest(note.replace('\n\n', '\n')), null);
+    assert.equal(checkpointBodyDigest(`extra\n${note}`), null);
+    assert.equal(checkpointBodyDigest(note.replace(/\n[0-9]+\n/, '\nten\n')), null);
   });
 });

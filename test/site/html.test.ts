@@ -1,9 +1,9 @@
 // The site's one escaping helper: every interpolated value is escaped, hostile strings included.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { escapeHtml, html, jsonScript, trusted } from '../../src/site/html.ts';
+import { escapeHtml, html, jsonScript, trusted } from '../../src/site/browser/html.ts';
 import { siteHref, slug, readmeSections } from '../../src/site/doc-pages.ts';
-import { corporateEventsList, metricsTable, outcomeText, reportsFromProfile } from '../../src/site/pages/performance.ts';
+import { corporateEventsList, metricsTable, outcomeText, reportsFromProfile } from '../../src/site/browser/performance.ts';
 
 const HOSTILE = [
   '<script>alert(1)</script>',

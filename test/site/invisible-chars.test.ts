@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { escapeHtml, html, jsonScript } from '../../src/site/html.ts';
+import { escapeHtml, html, jsonScript } from '../../src/site/browser/html.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { forEachStore } from '../support/stores.ts';
 import { ARGS, CHROMIUM, chromiumSkip } from './browser.ts';

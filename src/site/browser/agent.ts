@@ -5,8 +5,8 @@
 // `uPlot`); fills the metrics table when the profile had none and the synthetic mark; fills each
 // decision's outcome from GET /v1/agents/<handle>/performance/outcomes (the timeline's page).
 // Without a report it says "no performance yet" and why.
-import { html } from '../html.ts';
-import { corporateEventsList, formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from '../pages/performance.ts';
+import { html } from './html.ts';
+import { corporateEventsList, formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from './performance.ts';
 
 type UPlotCtor = new (opts: object, data: (number | null)[][], target: HTMLElement) => { setSize(s: { width: number; height: number }): void };
 declare const uPlot: UPlotCtor | undefined;

@@ -2,7 +2,7 @@
 // The home page's live feed (bundled into dist/site/assets/home.js): on the first page, asks
 // /v1/ledger for its newest record every 20 seconds while the tab is visible, and when it is newer
 // than the page's, says so with a link that shows them. The page itself is never rewritten.
-import { html } from '../html.ts';
+import { html } from './html.ts';
 
 const EVERY_MS = 20_000;
 

@@ -2,7 +2,7 @@
 // The record page's **Verify in this browser** button (bundled by scripts/build.mjs into
 // dist/site/assets/verify.js): fetches the proof bundle and the log's key, runs checkProof, and
 // lists which checks passed. Results are written with the site's escaping helper.
-import { html } from '../html.ts';
+import { html } from './html.ts';
 import { checkProof, type ProofVerdict, type PublishedWitness } from './proof-check.ts';
 
 function render(v: ProofVerdict) {

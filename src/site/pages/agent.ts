@@ -1,12 +1,12 @@
 // `/agents/<handle>`: the profile, its marks and signing keys; performance (the equity curve
 // against the benchmark, drawn by agent.js from the performance endpoint, and the metrics);
 // the decision timeline with the executions linked to each and their outcomes; badge snippets.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 import type { AgentProfile, RecordView, TimelineItem } from '../views.ts';
 import { agentHref, linkMark, mark, pager, query, recordHref, statusMark, summary, table, when } from './parts.ts';
 import { outcomeCursor } from '../../performance/outcome-pages.ts';
-import { metricsTable, reportsFromProfile } from './performance.ts';
+import { metricsTable, reportsFromProfile } from '../browser/performance.ts';
 
 export type AgentData = { profile: AgentProfile; timeline: TimelineItem[]; nextBefore: string | null; before: string | null };
 

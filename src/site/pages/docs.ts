@@ -1,7 +1,7 @@
 // `/docs` (getting started, from the README, and the list of guides) and `/docs/<name>` (one
 // guide of docs/). The API reference, `/docs/api`, is rendered from /v1/openapi.json elsewhere.
 import type { Doc } from '../doc-pages.ts';
-import { html, trusted } from '../html.ts';
+import { html, trusted } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 
 export function docsIndexPage(start: Doc, guides: Doc[]): Page {

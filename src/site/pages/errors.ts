@@ -1,6 +1,6 @@
 // The 404 page and the error page, in the site's frame. They say what happened, quote the
 // request id, and point somewhere useful.
-import { html } from '../html.ts';
+import { html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 import { searchForm } from './home.ts';
 

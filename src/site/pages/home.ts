@@ -1,6 +1,6 @@
 // `/`: what the ledger is, the newest records of every agent (paged), agent search, counts and
 // the latest anchored checkpoint. `/agents`: the agents, searched by handle.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 import type { HeadRow, LedgerItem, Transparency } from '../views.ts';
 import { publishedView } from '../views.ts';

@@ -2,9 +2,8 @@
 // above the table, the table with its sorts (links) and filters (a GET form), a small curve per
 // agent drawn as inline SVG, verification marks, and the handle search kept. No script: every
 // sort, filter and page is a link or a form.
-import type { DirectoryPage, DirectoryRow } from '../../directory/service.ts';
-import type { BoardSort } from '../../store/directory-port.ts';
-import { html, type Html } from '../html.ts';
+import type { BoardSort, DirectoryPage, DirectoryRow } from '../../directory/service.ts';
+import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 import { searchForm } from './home.ts';
 import { agentHref, mark, pager, statusMark, table, when } from './parts.ts';

@@ -1,6 +1,6 @@
 // Small pieces every page uses: times, hashes, marks, links to agents and records, one-line
 // summaries of records, and pagers. All built with `html`, so every value is escaped.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../browser/html.ts';
 import type { RecordView } from '../views.ts';
 
 export const agentHref = (handle: string) => `/agents/${encodeURIComponent(handle)}`;

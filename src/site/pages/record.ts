@@ -1,7 +1,7 @@
 // `/records/<id>`: one record, its place in the chain (neighbours, hashes), its proof (signature,
 // inclusion in a checkpoint of the global log, anchor), a **Verify in this browser** button
 // (verify.js, the same canon_v1 code as the server) and how to verify it offline.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 import type { ProofBundle, RecordView } from '../views.ts';
 import { agentHref, linkMark, mark, recordHref, signedMark, statusMark, summary, when } from './parts.ts';

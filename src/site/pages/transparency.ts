@@ -1,7 +1,7 @@
 // `/transparency`: the chain heads to pin, the global log and its checkpoint, the anchors
 // (pending and confirmed, with block heights, paged), the guarantees in plain words, and how to
 // pin and verify offline.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
 import type { AnchorView, Transparency, WitnessedView, WitnessesView } from '../views.ts';
 import { agentHref, mark, pager, query, shortHash, statusMark, table, when } from './parts.ts';

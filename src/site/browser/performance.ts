@@ -3,7 +3,7 @@
 // server renders it from the profile and the page's script from the performance endpoint.
 // The report is perf_v1's or perf_v2's (src/performance/engine.ts); only the members read here are
 // typed. perf_v2's corporate-action events are listed under the chart (and marked on it by the script).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from './html.ts';
 
 export type MetricValue = { value: string | null; reason?: string } & Record<string, unknown>;
 

@@ -6,6 +6,7 @@
 // character's name in its title, inside a tag or a <title> as the plain ⟨U+202E⟩. An agent's
 // display name or thesis cannot reorder or hide what the page says; the stored bytes (and the
 // JSON, and every jsonScript block) keep the characters as recorded.
+// It sits with the page scripts (src/site/browser/), which use it as the server's pages do.
 
 const brand = Symbol('html');
 

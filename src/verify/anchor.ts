@@ -3,12 +3,14 @@
 // (`--header`, 80 bytes raw or 160 hex) or fetched from an Esplora-style header source
 // (`--headers-url`). Every check is printed with a verdict; failures name the anchor. Exit 0
 // when every check passes, 1 when one fails, 2 when the input cannot be checked at all.
+// Of the anchor wing it uses only the pieces without a job: the .ots codec, the check against a
+// block header and the header source; the digest of a checkpoint comes from the core.
 import { readFile } from 'node:fs/promises';
 import { b64Decode } from '../core/base64.ts';
-import { esploraHeaderSource } from './bitcoin-headers.ts';
-import { parseDetachedFile, parseHex, toHex, type Result } from './ots.ts';
-import { parseBlockHeader, verifyDetachedFile, type HeaderLookup } from './verify.ts';
-import { checkpointBodyDigest } from './job.ts';
+import { checkpointBodyDigest } from '../core/note.ts';
+import { esploraHeaderSource } from '../anchor/bitcoin-headers.ts';
+import { parseDetachedFile, parseHex, toHex, type Result } from '../anchor/ots.ts';
+import { parseBlockHeader, verifyDetachedFile, type HeaderLookup } from '../anchor/verify.ts';
 
 export type AnchorCheckOptions = {
   headers?: string[];
