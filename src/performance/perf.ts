@@ -10,7 +10,6 @@ import { OUTCOME_HORIZONS, decisionOutcomes, hitRate, type DecisionOutcome, type
 import { reconstructBroker, reconstructModel, type Close, type DecisionInput, type FillInput, type Note, type Reconstruction, type SeriesPoint } from './portfolio.ts';
 
 export const METHOD = 'perf_v1';
-export const DEFAULT_BENCHMARK = 'SPY';
 
 export type BenchmarkInput = {
   symbol: string;
