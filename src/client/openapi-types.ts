@@ -724,7 +724,7 @@ export interface components {
         ErrorBody: {
             error: {
                 type: string;
-                /** @description Stable, safe to branch on: missing_api_key (401), invalid_api_key (401), insufficient_scope (403), agent_not_active (403), invalid_request (400), missing_idempotency_key (400), idempotency_key_reused (409), idempotency_request_in_flight (409), rate_limit_exceeded (429), not_found (404), record_is_immutable (409), method_not_allowed (405), unsupported_media_type (415), request_too_large (413), service_unavailable (503), provider_error (502), internal_error (500). provider_error (502): a broker or market-data provider failed or has no price for what was asked; nothing was recorded. */
+                /** @description Stable, safe to branch on: missing_api_key (401), invalid_api_key (401), insufficient_scope (403), agent_not_active (403), handle_taken (409), agent_retired (409), invalid_request (400), missing_idempotency_key (400), idempotency_key_reused (409), idempotency_request_in_flight (409), rate_limit_exceeded (429), not_found (404), record_is_immutable (409), unsupported_media_type (415), request_too_large (413), request_too_large (431), service_unavailable (503), provider_error (502), internal_error (500). provider_error (502): a broker or market-data provider failed or has no price for what was asked; nothing was recorded. */
                 code: string;
                 message: string;
                 param?: string;
