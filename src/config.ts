@@ -25,7 +25,7 @@ export type Config = {
   metrics: MetricsConfig;
   /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
   market: MarketEnv;
-  /** Performance (docs/performance.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
+  /** Performance (docs/perf_v1.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
   performance: { benchmark: string };
   webhooks: WebhookConfig;
 };
