@@ -115,7 +115,7 @@ if (flags[0] !== undefined && !flags[0].startsWith('-')) {
 
 if (flags.includes('--help') || flags.includes('-h')) {
   for (const name of suites) console.log(`npm run bench -- ${name} ${SUITES[name]!.usage}`);
-  console.log('Suite names come first, then flags. What each suite measures: docs/performance.md');
+  console.log('Suite names come first, then flags. What each suite measures: bench/README.md; how to run them and the figures: docs/benchmarks.md');
   process.exit(0);
 }
 

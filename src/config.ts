@@ -25,7 +25,7 @@ export type Config = {
   metrics: MetricsConfig;
   /** The market-data variables as set (LEDGER_MARKET_DATA, LEDGER_ALPACA_DATA_*, LEDGER_SYNTHETIC_*); src/market/select.ts checks them at start. */
   market: MarketEnv;
-  /** Performance (docs/performance.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
+  /** Performance (docs/perf_v1.md): the benchmark symbol, LEDGER_BENCHMARK (default SPY). */
   performance: { benchmark: string };
   webhooks: WebhookConfig;
 };
@@ -177,9 +177,12 @@ function marketEnv(env: NodeJS.ProcessEnv): MarketEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => MARKET_VARIABLE.test(name)));
 }
 
+/** The benchmark of every performance report when LEDGER_BENCHMARK is unset. */
+export const DEFAULT_BENCHMARK = 'SPY';
+
 /** A stock (`SPY`, `BRK.B`) or crypto pair (`BTC/USD`) symbol, as the market-data providers take it. */
 function benchmarkOf(env: NodeJS.ProcessEnv): string {
-  const symbol = env.LEDGER_BENCHMARK || 'SPY';
+  const symbol = env.LEDGER_BENCHMARK || DEFAULT_BENCHMARK;
   if (!/^([A-Z0-9][A-Z0-9.-]{0,19}|[A-Z0-9]+\/[A-Z0-9]+)$/.test(symbol)) throw new ConfigError(`LEDGER_BENCHMARK must be a symbol such as SPY or BTC/USD, got ${JSON.stringify(symbol)}`);
   return symbol;
 }
@@ -194,11 +197,16 @@ function loadReadDatabaseUrl(env: NodeJS.ProcessEnv, databaseUrl: string): strin
   return url;
 }
 
-/** The public aggregators the OpenTimestamps reference client submits to. */
-const DEFAULT_OTS_CALENDARS = 'https://a.pool.opentimestamps.org,https://b.pool.opentimestamps.org,https://a.pool.eternitywall.com,https://ots.btc.catallaxy.com';
+/** The public aggregators the OpenTimestamps reference client submits to (LEDGER_OTS_CALENDARS unset). */
+export const DEFAULT_OTS_CALENDARS = [
+  'https://a.pool.opentimestamps.org',
+  'https://b.pool.opentimestamps.org',
+  'https://a.pool.eternitywall.com',
+  'https://ots.btc.catallaxy.com',
+];
 
 function loadAnchorConfig(env: NodeJS.ProcessEnv): AnchorConfig {
-  const calendars = (env.LEDGER_OTS_CALENDARS || DEFAULT_OTS_CALENDARS).split(',').map((c) => c.trim()).filter((c) => c !== '')
+  const calendars = (env.LEDGER_OTS_CALENDARS || DEFAULT_OTS_CALENDARS.join(',')).split(',').map((c) => c.trim()).filter((c) => c !== '')
     .map((c) => url('LEDGER_OTS_CALENDARS', c, ['http:', 'https:']));
   if (calendars.length === 0) throw new ConfigError('LEDGER_OTS_CALENDARS must name at least one calendar URL');
   return {

@@ -13,14 +13,6 @@ import type { HttpOptions } from './http.ts';
 import { parseDetachedFile, serializeDetachedFile } from './ots.ts';
 import { verifyDetachedFile, type HeaderLookup } from './verify.ts';
 
-/** The public aggregators the reference client submits to. */
-export const DEFAULT_CALENDARS = [
-  'https://a.pool.opentimestamps.org',
-  'https://b.pool.opentimestamps.org',
-  'https://a.pool.eternitywall.com',
-  'https://ots.btc.catallaxy.com',
-];
-
 export type AnchorJobOptions = {
   anchors: AnchorStore;
   log: LogReader;

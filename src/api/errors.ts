@@ -146,10 +146,9 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
  */
 export function clientErrorResponse(err: { code?: string }): string {
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? 431 : 400;
-  const error = tooLarge
-    ? { type: 'invalid_request_error', code: 'request_too_large', message: 'the request headers or URL are too large', param: 'headers' }
-    : { type: 'invalid_request_error', code: 'invalid_request', message: 'the HTTP request is malformed and could not be read' };
+  const { status, ...error } = tooLarge
+    ? errors.headersTooLarge('the request headers or URL are too large', 'headers')
+    : errors.invalidRequest('the HTTP request is malformed and could not be read');
   const id = requestId();
   const body = JSON.stringify({ error: { ...error, request_id: id } });
   return `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +

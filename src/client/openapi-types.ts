@@ -394,7 +394,7 @@ export interface paths {
         };
         /**
          * A portfolio's daily series and performance metrics
-         * @description The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with the metrics, the benchmark's, hit rates and caveats. perf_v2 (docs/performance.md §4.2): raw closes, splits and dividends applied to the holdings (`corporate_actions` lists each event, `restatement` says when figures changed after a late action), the benchmark's total return, or its price return with `benchmark_return=price`. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.
+         * @description The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with the metrics, the benchmark's, hit rates and caveats. perf_v2 (docs/perf_v1.md §4.2): raw closes, splits and dividends applied to the holdings (`corporate_actions` lists each event, `restatement` says when figures changed after a late action), the benchmark's total return, or its price return with `benchmark_return=price`. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.
          */
         get: operations["getPerformance"];
         put?: never;
@@ -414,7 +414,7 @@ export interface paths {
         };
         /**
          * Every input of a portfolio's report, to compute it again (NDJSON, streamed)
-         * @description Every input of the portfolio's report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/performance.md §9), streamed in bounded memory as the client reads.
+         * @description Every input of the portfolio's report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/perf_v1.md §8), streamed in bounded memory as the client reads.
          *
          *     Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"}}`: the report's through_seq and as_of say which report these are the inputs of.
          *
@@ -724,7 +724,7 @@ export interface components {
         ErrorBody: {
             error: {
                 type: string;
-                /** @description Stable, safe to branch on: missing_api_key (401), invalid_api_key (401), insufficient_scope (403), agent_not_active (403), invalid_request (400), missing_idempotency_key (400), idempotency_key_reused (409), idempotency_request_in_flight (409), rate_limit_exceeded (429), not_found (404), record_is_immutable (409), method_not_allowed (405), unsupported_media_type (415), request_too_large (413), service_unavailable (503), provider_error (502), internal_error (500). provider_error (502): a broker or market-data provider failed or has no price for what was asked; nothing was recorded. */
+                /** @description Stable, safe to branch on: missing_api_key (401), invalid_api_key (401), insufficient_scope (403), agent_not_active (403), handle_taken (409), agent_retired (409), invalid_request (400), missing_idempotency_key (400), idempotency_key_reused (409), idempotency_request_in_flight (409), rate_limit_exceeded (429), not_found (404), record_is_immutable (409), unsupported_media_type (415), request_too_large (413), request_too_large (431), service_unavailable (503), provider_error (502), internal_error (500). provider_error (502): a broker or market-data provider failed or has no price for what was asked; nothing was recorded. */
                 code: string;
                 message: string;
                 param?: string;
@@ -2419,7 +2419,7 @@ export interface operations {
                             /** @enum {string} */
                             status: "active" | "revoked";
                         }[];
-                        /** @description The model and broker portfolios computed so far (docs/performance.md); empty until one is, and a caveat says why. */
+                        /** @description The model and broker portfolios computed so far (docs/perf_v1.md); empty until one is, and a caveat says why. */
                         portfolios: {
                             /** @enum {string} */
                             portfolio: "model" | "broker";
@@ -2445,7 +2445,7 @@ export interface operations {
                         }[];
                         performance: {
                             /**
-                             * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                             * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                              * @enum {string}
                              */
                             method: "perf_v1" | "perf_v2";
@@ -3744,7 +3744,7 @@ export interface operations {
                         /** @enum {string} */
                         status: "computed";
                         /**
-                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                          * @enum {string}
                          */
                         method: "perf_v1" | "perf_v2";
@@ -3975,7 +3975,7 @@ export interface operations {
                                 message: string;
                             }[];
                         };
-                        /** @description perf_v2: the corporate actions of the symbols held (docs/performance.md §4.2). */
+                        /** @description perf_v2: the corporate actions of the symbols held (docs/perf_v1.md §4.2). */
                         corporate_actions?: {
                             /** @description Every event applied to the holdings, in date order. */
                             events: {
@@ -4092,7 +4092,7 @@ export interface operations {
                         code: "no_records" | "no_market_data" | "awaiting_price";
                         reason: string;
                         /**
-                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                          * @enum {string}
                          */
                         method: "perf_v1" | "perf_v2";
@@ -4121,7 +4121,7 @@ export interface operations {
                         /** @enum {string} */
                         status: "computed";
                         /**
-                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                          * @enum {string}
                          */
                         method: "perf_v1" | "perf_v2";
@@ -4352,7 +4352,7 @@ export interface operations {
                                 message: string;
                             }[];
                         };
-                        /** @description perf_v2: the corporate actions of the symbols held (docs/performance.md §4.2). */
+                        /** @description perf_v2: the corporate actions of the symbols held (docs/perf_v1.md §4.2). */
                         corporate_actions?: {
                             /** @description Every event applied to the holdings, in date order. */
                             events: {
@@ -4469,7 +4469,7 @@ export interface operations {
                         code: "no_records" | "no_market_data" | "awaiting_price";
                         reason: string;
                         /**
-                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                          * @enum {string}
                          */
                         method: "perf_v1" | "perf_v2";
@@ -4630,7 +4630,7 @@ export interface operations {
                         /** @enum {string} */
                         portfolio: "model";
                         /**
-                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                          * @enum {string}
                          */
                         method: "perf_v1" | "perf_v2";
@@ -4730,7 +4730,7 @@ export interface operations {
                         /** @enum {string} */
                         portfolio: "model";
                         /**
-                         * @description The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.
+                         * @description The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.
                          * @enum {string}
                          */
                         method: "perf_v1" | "perf_v2";

@@ -1,5 +1,6 @@
 // The ledger's errors as values: each is one row of the interface's error table (section 7),
-// with its HTTP status, a stable code and, where one field is at fault, `param`.
+// with its HTTP status, a stable code and, where one field is at fault, `param`. Every error the
+// service sends is built here, so this is the catalogue the README's error table is checked against.
 export type ErrorType =
   | 'authentication_error'
   | 'permission_error'
@@ -24,6 +25,8 @@ export const errors = {
   invalidApiKey: make(401, 'authentication_error', 'invalid_api_key'),
   insufficientScope: make(403, 'permission_error', 'insufficient_scope'),
   agentNotActive: make(403, 'permission_error', 'agent_not_active'),
+  handleTaken: make(409, 'invalid_request_error', 'handle_taken'),
+  agentRetired: make(409, 'invalid_request_error', 'agent_retired'),
   invalidRequest: make(400, 'invalid_request_error', 'invalid_request'),
   missingIdempotencyKey: make(400, 'invalid_request_error', 'missing_idempotency_key'),
   idempotencyKeyReused: make(409, 'idempotency_error', 'idempotency_key_reused'),
@@ -31,9 +34,9 @@ export const errors = {
   rateLimitExceeded: make(429, 'rate_limit_error', 'rate_limit_exceeded'),
   notFound: make(404, 'invalid_request_error', 'not_found'),
   recordIsImmutable: make(409, 'invalid_request_error', 'record_is_immutable'),
-  methodNotAllowed: make(405, 'invalid_request_error', 'method_not_allowed'),
   unsupportedMediaType: make(415, 'invalid_request_error', 'unsupported_media_type'),
   requestTooLarge: make(413, 'invalid_request_error', 'request_too_large'),
+  headersTooLarge: make(431, 'invalid_request_error', 'request_too_large'),
   serviceUnavailable: make(503, 'api_error', 'service_unavailable'),
   providerError: make(502, 'api_error', 'provider_error'),
   internalError: make(500, 'api_error', 'internal_error'),

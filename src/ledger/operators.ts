@@ -21,7 +21,7 @@ export class Operators {
     const scopes = checkScopes(input.scopes);
     if (!scopes.ok) return scopes;
     if (await this.store.findAgentByHandle(input.handle)) {
-      return fail({ ...errors.invalidRequest(`an agent with handle ${input.handle} already exists`, 'handle'), status: 409, code: 'handle_taken' });
+      return fail(errors.handleTaken(`an agent with handle ${input.handle} already exists`, 'handle'));
     }
     const now = this.clock.now().toISOString();
     const agent: Agent = { id: agentId(), handle: input.handle, displayName: input.displayName ?? null, status: 'active', demo: input.demo ?? false, createdAt: now };
@@ -31,7 +31,7 @@ export class Operators {
     } catch (err) {
       // Two creators raced for one handle: the unique index decided.
       if (await this.store.findAgentByHandle(input.handle)) {
-        return fail({ ...errors.invalidRequest(`an agent with handle ${input.handle} already exists`, 'handle'), status: 409, code: 'handle_taken' });
+        return fail(errors.handleTaken(`an agent with handle ${input.handle} already exists`, 'handle'));
       }
       throw err;
     }
@@ -53,7 +53,7 @@ export class Operators {
     if (!found.ok) return found;
     const agent = found.value;
     if (agent.status === 'retired' && status !== 'retired') {
-      return fail({ ...errors.invalidRequest(`agent ${handle} is retired; retirement is final`, 'status'), status: 409, code: 'agent_retired' });
+      return fail(errors.agentRetired(`agent ${handle} is retired; retirement is final`, 'status'));
     }
     if (agent.status !== status) await this.store.setAgentStatus(agent.id, status);
     return ok({ ...agent, status });

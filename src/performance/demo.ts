@@ -14,6 +14,7 @@
 // A second run creates nothing: it refuses, naming the agents that exist.
 
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { DEFAULT_BENCHMARK } from '../config.ts';
 import type { JsonValue } from '../core/json.ts';
 import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
@@ -104,7 +105,7 @@ export async function createDemo(deps: DemoDeps, options: DemoOptions): Promise<
 
 /** The corporate actions, then the raw closes, of every demo symbol and the benchmark, as the pricing job keeps them. */
 async function keepFacts(deps: DemoDeps): Promise<Result<void>> {
-  const facts = new MarketFacts({ store: deps.market, providers: { synthetic: deps.synthetic }, benchmark: deps.benchmark ?? 'SPY', now: () => deps.now });
+  const facts = new MarketFacts({ store: deps.market, providers: { synthetic: deps.synthetic }, benchmark: deps.benchmark ?? DEFAULT_BENCHMARK, now: () => deps.now });
   while (!(await facts.step())) {
     const status = facts.status();
     if (status.state === 'waiting') return fail(errors.providerError(`the synthetic model's facts could not be kept: ${status.last_error}`));

@@ -744,7 +744,7 @@ export type PublishedReport = {
  * (reconstructTimeWeighted, valued on the dates of the state's series) and the account it rebuilt,
  * published in place of the trade-derived curve and book. The holdings' splits and dividends are
  * the broker's own activity records: the market's corporate actions are applied to the benchmark
- * only (no double counting, docs/performance.md §3.1).
+ * only (no double counting, docs/perf_v1.md §3.1).
  */
 export type TimeWeightedView = { values: Array<{ date: string; value: string }>; cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }>; notes: Note[] };
 

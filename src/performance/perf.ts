@@ -1,7 +1,7 @@
 // perf_v1: a portfolio's daily series, its metrics and the benchmark's, in one report.
 // Owns: the assembly of a performance report from plain inputs (decisions or fills, their prices,
 // daily closes, the benchmark's closes). Pure: no I/O; the caller fetches and stores.
-// The method is written out, with a worked example, in docs/performance.md.
+// The method is written out, with a worked example, in docs/perf_v1.md.
 
 import { historyVerdict, reconstructTimeWeighted, type ActivityInput } from './broker-history.ts';
 import { computeMetrics, relativeMetrics, type Metrics, type RelativeMetrics } from './metrics.ts';
@@ -10,7 +10,6 @@ import { OUTCOME_HORIZONS, decisionOutcomes, hitRate, type DecisionOutcome, type
 import { reconstructBroker, reconstructModel, type Close, type DecisionInput, type FillInput, type Note, type Reconstruction, type SeriesPoint } from './portfolio.ts';
 
 export const METHOD = 'perf_v1';
-export const DEFAULT_BENCHMARK = 'SPY';
 
 export type BenchmarkInput = {
   symbol: string;

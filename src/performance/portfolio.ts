@@ -1,7 +1,7 @@
 // Portfolio reconstruction of perf_v1: the model portfolio from decisions (priced at receipt) and
 // the broker portfolio from executions (trade-derived), both valued daily at the close.
 // Owns: the accounting rules of every action and edge, and the daily valuation. Pure: no I/O.
-// The rules are written out in docs/performance.md; each edge leaves a note, never a silent drop.
+// The rules are written out in docs/perf_v1.md; each edge leaves a note, never a silent drop.
 
 import { ROUND_DOWN } from './exact.ts';
 import { Dec, cutQuantity, decimalOf, money, parseDec, plain, type Dec as D } from './numbers.ts';
@@ -245,7 +245,7 @@ export type Effect = { sizing: Applied['sizing']; traded: D; price: D | null; no
 export type LazyNote = { code: NoteCode; message: () => string };
 
 
-/** One decision, by the rules of docs/performance.md §2. */
+/** One decision, by the rules of docs/perf_v1.md §2. */
 export function applyDecision(book: Book, d: DecisionInput): Outcome {
   const e = decisionEffect(book, d);
   return {
@@ -369,7 +369,7 @@ export function sortFills(fills: FillInput[]): FillInput[] {
 /** Broker notes said once per portfolio: cash below zero, and each symbol gone short. */
 export type FillFlags = { cashNoted: boolean; shortNoted: Set<string> };
 
-/** One fill, exactly as reported, by the rules of docs/performance.md §3. */
+/** One fill, exactly as reported, by the rules of docs/perf_v1.md §3. */
 export function applyFill(book: Book, f: FillInput, flags: FillFlags): Outcome {
   const qty = parseDec(f.quantity);
   const price = parseDec(f.price);

@@ -1,6 +1,6 @@
 // The performance use case: an agent's model portfolio (its decisions at the price observed at
 // receipt) and broker portfolio (its imported executions: time-weighted when the account's imported
-// activity history is complete, docs/performance.md §3.1; trade-derived otherwise), valued daily against
+// activity history is complete, docs/perf_v1.md §3.1; trade-derived otherwise), valued daily against
 // the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the market
 // sub-port (MarketStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
 // and of the benchmark through PerformanceDeps.corporateActions: performanceOf reads every stored
@@ -550,7 +550,7 @@ function describe(error: MarketError, symbol: string): string {
   return `no daily close of ${symbol}: ${error.code}: ${error.message}`;
 }
 
-/** The broker curve's caveat when the imported history is complete (docs/performance.md §3.1). */
+/** The broker curve's caveat when the imported history is complete (docs/perf_v1.md §3.1). */
 function timeWeightedMessage(start: string, opening: string): string {
   return `Time-weighted: the account rebuilt from a zero balance before its first deposit (${opening}) with its imported fills, dividends, splits, fees, deposits and withdrawals; each day's deposits and withdrawals neutralised; published as the growth of ${start} USD from the day of its first fill. The holdings' splits and dividends are the broker's own activity records: the market's corporate actions are applied to the benchmark only.`;
 }
@@ -558,11 +558,11 @@ function timeWeightedMessage(start: string, opening: string): string {
 /**
  * The broker curve's caveat: trade-derived, and why it is not the account's return: what the
  * imported history lacks, or (history complete, perf_v1) that this method does not give the
- * time-weighted curve of docs/performance.md §3.1.
+ * time-weighted curve of docs/perf_v1.md §3.1.
  */
 function tradeDerivedMessage(start: string, history: HistoryVerdict | null): string {
   const head = `Trade-derived: the imported fills applied from ${start} USD`;
   if (history === null) return `${head}; deposits, withdrawals and dividends are not imported (rule 7), so this curve is not the account's return.`;
   if (!history.complete) return `${head}, so this curve is not the account's return: the imported history is not complete from a known starting balance; missing ${history.missing.join('; ')}.`;
-  return `${head}. The account's imported history is complete from a zero balance before its first deposit (${history.opening}), but the time-weighted curve is computed by perf_v2 only (docs/performance.md §3.1), so this curve is not the account's return.`;
+  return `${head}. The account's imported history is complete from a zero balance before its first deposit (${history.opening}), but the time-weighted curve is computed by perf_v2 only (docs/perf_v1.md §3.1), so this curve is not the account's return.`;
 }

@@ -35,10 +35,11 @@ type Operation = {
 export type OpenApi = { info?: { title?: string }; paths?: Record<string, Record<string, Operation>> };
 
 /**
- * Docs an agent can skip when context is short (llmstxt.org's `Optional` section): the operator's.
- * performance.md is not one: its part A is the method behind every published performance figure.
+ * Docs an agent can skip when context is short (llmstxt.org's `Optional` section): the operator's
+ * and the service's own speed. perf_v1.md is not one: it is the method behind every published
+ * performance figure.
  */
-export const OPTIONAL_DOCS = new Set(['operations.md']);
+export const OPTIONAL_DOCS = new Set(['operations.md', 'benchmarks.md']);
 
 /** The decision of the example request: it must stay a valid body (a test posts it). */
 export const EXAMPLE_DECISION = {

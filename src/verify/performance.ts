@@ -1,6 +1,6 @@
 // `ledger verify --performance <agent URL>`: computes an agent's performance reports again from their
 // inputs bundles (GET /v1/agents/{handle}/performance/inputs, format perf_inputs_v1) with the
-// documented method (docs/performance.md §9) and compares every figure with the published reports,
+// documented method (docs/perf_v1.md §8) and compares every figure with the published reports,
 // naming the first one that differs.
 // Owns: reading a bundle, the recomputation from it, the comparison. It trusts only the bundle and
 // the published report: the accounting is the pure engine of the method (src/performance/engine.ts

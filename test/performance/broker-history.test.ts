@@ -1,4 +1,4 @@
-// The broker curve from the account's own history (broker-history.ts, docs/performance.md §9): a
+// The broker curve from the account's own history (broker-history.ts, docs/perf_v1.md §3.1): a
 // hand-computed month (a deposit, a buy, a 10:1 split as REMOVE and ADD rows, a dividend and its
 // withholding, a sale with its fee, a withdrawal) gives the time-weighted figures computed by hand
 // below; an incomplete history stays trade-derived and names what is missing.

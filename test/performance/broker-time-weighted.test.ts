@@ -1,4 +1,4 @@
-// The service serves the time-weighted broker curve (docs/performance.md §3.1), on both stores:
+// The service serves the time-weighted broker curve (docs/perf_v1.md §3.1), on both stores:
 // an agent whose Alpaca account (the simulator's `activities` scenario) has a complete history from
 // its deposit gets a `time_weighted` report whose figures are the method's (day one and the book
 // by hand: the split comes from the broker's own SPLIT rows, the dividend and the fee from its

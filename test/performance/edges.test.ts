@@ -1,5 +1,5 @@
 // The perf_v1 cases accounting.test.ts and metrics.test.ts leave out, each computed by hand (the
-// arithmetic in the comments), and the broker worked example of docs/performance.md §6.2.
+// arithmetic in the comments), and the broker worked example of docs/perf_v1.md §6.2.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { computeMetrics, relativeMetrics } from '../../src/performance/metrics.ts';
@@ -79,7 +79,7 @@ describe('metrics: the remaining cases', () => {
   });
 });
 
-describe('broker worked example of docs/performance.md §6.2', () => {
+describe('broker worked example of docs/perf_v1.md §6.2', () => {
   const r = brokerPerformance({
     fills: [
       { id: 'f1', executed_at: '2026-01-05T15:00:00.000Z', symbol: 'XYZ', side: 'buy', quantity: '6000', price: '20', fee: '1.5' },

@@ -1,4 +1,4 @@
-// perf_v1 written again from docs/performance.md alone, for the reproduction test: it
+// perf_v1 written again from docs/perf_v1.md alone, for the reproduction test: it
 // imports nothing of src/performance. Inputs are what anyone can get: the decisions of an export,
 // the price observations published with them, daily closes from any market-data source, and a
 // published series. Decimals through decimal.js at the doc's 40 significant digits, half-even.

@@ -1,6 +1,6 @@
 // A skeptic's check, on both stores: from /v1/export (the decisions and the price observed at each
 // one's receipt, published on its line) and from daily closes of any source (here the synthetic
-// model the prices came from), an implementation written from docs/performance.md alone
+// model the prices came from), an implementation written from docs/perf_v1.md alone
 // (independent.ts, which imports nothing of src/performance) reaches every published figure of
 // GET /v1/agents/{handle}/performance: the series, the holdings, every metric, the benchmark's,
 // and the hit rates. The metrics are also recomputed from the published series alone, and every

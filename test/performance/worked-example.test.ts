@@ -1,4 +1,4 @@
-// docs/performance.md §6, reproduced figure for figure (the arithmetic is in the doc).
+// docs/perf_v1.md §6, reproduced figure for figure (the arithmetic is in the doc).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { modelPerformance } from '../../src/performance/perf.ts';
@@ -21,7 +21,7 @@ export const EXAMPLE = {
   ] as DecisionInput[],
 };
 
-describe('worked example of docs/performance.md', () => {
+describe('worked example of docs/perf_v1.md', () => {
   const report = modelPerformance(EXAMPLE);
 
   it('applies every decision as the table says', () => {

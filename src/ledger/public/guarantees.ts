@@ -30,7 +30,7 @@ export const GUARANTEES = [
   {
     name: 'broker_performance',
     covers: 'Broker-verified performance is derived from imported trades (orders and fills); the account\'s dividends, splits, deposits, withdrawals and fees are imported as activity records, once each.',
-    does_not_cover: 'The service\'s broker curve is the account\'s time-weighted return only when its imported activity history is complete from a deposit; otherwise it is trade-derived and says so, naming what the imported history lacks (docs/performance.md §3.1). Profiles show no performance until it is computed, and say so in their caveats.',
+    does_not_cover: 'The service\'s broker curve is the account\'s time-weighted return only when its imported activity history is complete from a deposit; otherwise it is trade-derived and says so, naming what the imported history lacks (docs/perf_v1.md §3.1). Profiles show no performance until it is computed, and say so in their caveats.',
   },
   {
     name: 'anchoring',

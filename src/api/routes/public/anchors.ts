@@ -2,6 +2,7 @@
 // and `GET /v1/anchors/<tree size>.ots` (the OpenTimestamps file). Public.
 import { Type } from '@sinclair/typebox';
 import { OTS_MEDIA_TYPE, type AnchorReads } from '../../../anchor/reads.ts';
+import { errors } from '../../../ledger/errors.ts';
 import { sendError } from '../../errors.ts';
 import { preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
@@ -55,7 +56,7 @@ export async function anchorRoutes(app: App, options: PublicRouteOptions & { anc
   }, async (request, reply) => {
     const treeSize = Number(request.params.file.slice(0, -'.ots'.length));
     const file = await anchors.file(treeSize);
-    if (!file) return sendError(request, reply, { status: 404, type: 'invalid_request_error', code: 'not_found', message: `no anchor of the checkpoint of tree size ${treeSize}`, param: 'file' });
+    if (!file) return sendError(request, reply, errors.notFound(`no anchor of the checkpoint of tree size ${treeSize}`, 'file'));
     reply.header('cache-control', file.status === 'confirmed' ? 'public, max-age=31536000, immutable' : 'public, max-age=60');
     return reply.type(OTS_MEDIA_TYPE).send(Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength) as never);
   });

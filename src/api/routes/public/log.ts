@@ -2,6 +2,7 @@
 // /v1/log/, and the convenience JSON proofs. Public, with the public reads' HTTP hygiene.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { errors } from '../../../ledger/errors.ts';
 import type { LogReads } from '../../../log/reads.ts';
 import { sendError } from '../../errors.ts';
 import { preflightRoute } from '../../public-http.ts';
@@ -77,7 +78,7 @@ export async function logRoutes(app: App, options: PublicRouteOptions & { log: L
     },
   }, async (request, reply) => {
     const checkpoint = await log.checkpoint();
-    if (!checkpoint) return sendError(request, reply, { status: 404, type: 'invalid_request_error', code: 'not_found', message: 'the log is empty: no checkpoint is published yet' });
+    if (!checkpoint) return sendError(request, reply, errors.notFound('the log is empty: no checkpoint is published yet'));
     reply.header('cache-control', LOG_CACHE.checkpoint);
     return reply.type('text/plain; charset=utf-8').send(checkpoint.note);
   });

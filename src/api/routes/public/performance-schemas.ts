@@ -1,5 +1,5 @@
 // Schemas of GET /v1/agents/{handle}/performance and of the profile's portfolios and performance:
-// every figure perf_v1 and perf_v2 publish (docs/performance.md), with an example computed by the
+// every figure perf_v1 and perf_v2 publish (docs/perf_v1.md), with an example computed by the
 // engine from the method doc's worked example.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { stringEnum } from '../../schemas.ts';
@@ -22,7 +22,7 @@ export const InputsQuery = Type.Object({
 }, { additionalProperties: false });
 
 export const INPUTS_DESCRIPTION = [
-  'Every input of the portfolio\'s report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/performance.md §9), streamed in bounded memory as the client reads.',
+  'Every input of the portfolio\'s report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/perf_v1.md §8), streamed in bounded memory as the client reads.',
   'Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"}}`: the report\'s through_seq and as_of say which report these are the inputs of.',
   'Then `{"kind":"record","type":"decision"|"execution","chain_seq","id","recorded_at","symbol","content","observation"}` for each record applied, in chain order (`content`: the canon_v1 content text the chain hashes; `observation`: the price at receipt);',
   '`{"kind":"corporate_action","provider_id","revision","source","type","symbol","ex_date","payable_date","process_date","record_date","old_rate","new_rate","rate","special","seen_at","raw"}` for each version of each corporate action the report was given;',
@@ -30,7 +30,7 @@ export const INPUTS_DESCRIPTION = [
   'last `{"kind":"end","records","corporate_actions","closes"}`: a bundle without it was cut short. 404 not_found while the portfolio has no report.',
 ].join('\n\n');
 
-const METHOD = stringEnum(['perf_v1', 'perf_v2'] as const, { description: 'The method of the figures (docs/performance.md): perf_v2 applies corporate actions to raw closes.' });
+const METHOD = stringEnum(['perf_v1', 'perf_v2'] as const, { description: 'The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.' });
 const BENCHMARK_BASIS = stringEnum(['price_return', 'total_return'] as const, { description: '`total_return`: dividends reinvested at the ex-date close (perf_v2\'s default); `price_return`: splits only (perf_v1, or benchmark_return=price).' });
 const CAVEAT_CODES = [
   'synthetic_prices', 'model_portfolio', 'trade_derived', 'time_weighted', 'benchmark_price_return', 'benchmark_total_return', 'corporate_actions_applied',
@@ -62,7 +62,7 @@ const metricFields = {
   max_drawdown: Drawdown,
 };
 
-export const BenchmarkMetrics = Type.Object(metricFields, { description: 'perf_v1 metrics of a series (docs/performance.md §5).' });
+export const BenchmarkMetrics = Type.Object(metricFields, { description: 'perf_v1 metrics of a series (docs/perf_v1.md §5).' });
 export const Metrics = Type.Object({ ...metricFields, beta: Metric, excess_return: Metric }, { description: 'perf_v1 metrics of the portfolio, with beta and excess return against the benchmark.' });
 
 const HitRate = Type.Object({
@@ -124,7 +124,7 @@ const NotApplied = Type.Object({
 const CorporateActions = Type.Object({
   events: Type.Array(AppliedAction, { description: 'Every event applied to the holdings, in date order.' }),
   not_applied: Type.Array(NotApplied, { description: 'Actions touching a holding or the benchmark that were not applied (a caveat names them).' }),
-}, { description: 'perf_v2: the corporate actions of the symbols held (docs/performance.md §4.2).' });
+}, { description: 'perf_v2: the corporate actions of the symbols held (docs/perf_v1.md §4.2).' });
 
 const Restatement = Type.Object({
   from: DATE,

@@ -1,5 +1,5 @@
 // GET /v1/agents/{handle}/performance?portfolio=model|broker[&format=csv][&benchmark_return=total|price]:
-// a portfolio's daily series and metrics (docs/performance.md). Public, cached like the profile.
+// a portfolio's daily series and metrics (docs/perf_v1.md). Public, cached like the profile.
 // GET .../performance/inputs: the inputs bundle of that report (performance/bundle.ts), streamed.
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
@@ -25,7 +25,7 @@ export async function performanceRoutes(app: App, options: PublicRouteOptions): 
       operationId: 'getPerformance',
       security: publicSecurity,
       summary: 'A portfolio\'s daily series and performance metrics',
-      description: 'The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with the metrics, the benchmark\'s, hit rates and caveats. perf_v2 (docs/performance.md §4.2): raw closes, splits and dividends applied to the holdings (`corporate_actions` lists each event, `restatement` says when figures changed after a late action), the benchmark\'s total return, or its price return with `benchmark_return=price`. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.',
+      description: 'The model portfolio (each decision applied at the price observed when the service received it) or the broker portfolio (imported fills, trade-derived: no deposits, withdrawals or dividends), valued at each benchmark close from the first record on, with the metrics, the benchmark\'s, hit rates and caveats. perf_v2 (docs/perf_v1.md §4.2): raw closes, splits and dividends applied to the holdings (`corporate_actions` lists each event, `restatement` says when figures changed after a late action), the benchmark\'s total return, or its price return with `benchmark_return=price`. `format=csv` answers the series alone (text/csv: date, value, daily_return, benchmark_value). Synthetic prices say `synthetic: true`. 502 provider_error when the market-data provider fails and no report was stored yet; a stored report is served instead, with `stale` set.',
       tags: PUBLIC_TAG,
       params: HandleParams,
       querystring: PerformanceQuery,

@@ -132,7 +132,7 @@ export const ProfileResponse = Type.Object({
     signed: Type.Integer({ description: 'Agent-signed records.' }),
   }),
   signing_keys: Type.Array(PublicKeyView),
-  portfolios: Type.Array(ProfilePortfolio, { description: 'The model and broker portfolios computed so far (docs/performance.md); empty until one is, and a caveat says why.' }),
+  portfolios: Type.Array(ProfilePortfolio, { description: 'The model and broker portfolios computed so far (docs/perf_v1.md); empty until one is, and a caveat says why.' }),
   performance: ProfilePerformance,
   caveats: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), { description: 'What this profile does not show or prove.' }),
 }, {
