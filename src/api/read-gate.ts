@@ -15,7 +15,7 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import type { ReadBounds } from '../config.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
 import { readPacer } from '../runtime/loop-share.ts';
-import { runAsPublicRead } from '../store/read-scope.ts';
+import { runAsPublicRead } from '../runtime/read-scope.ts';
 import { ApiError } from './errors.ts';
 import { refuseSlowly, Tarpit } from './tarpit.ts';
 

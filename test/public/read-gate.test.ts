@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { ReadGate } from '../../src/api/read-gate.ts';
-import { runAsPublicRead } from '../../src/store/read-scope.ts';
+import { runAsPublicRead } from '../../src/runtime/read-scope.ts';
 import type { PostgresStore } from '../../src/store/postgres/store.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';

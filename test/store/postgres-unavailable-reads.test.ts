@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { PostgresStore, parsePostgresUrl } from '../../src/store/postgres/store.ts';
-import { runAsPublicRead } from '../../src/store/read-scope.ts';
+import { runAsPublicRead } from '../../src/runtime/read-scope.ts';
 import { dropPostgresSchema, freshPostgresUrl, skipUnless } from '../support/services.ts';
 import { testApp, type TestApp } from '../support/app.ts';
 

@@ -29,7 +29,7 @@ import type { AnchorStore } from '../anchor-port.ts';
 import type { CosignatureStore } from '../cosignature-port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
 import type { LogStore } from '../log-port.ts';
-import { inPublicRead } from '../read-scope.ts';
+import { inPublicRead } from '../../runtime/read-scope.ts';
 
 export type PostgresOptions = {
   connectionString: string;

@@ -2,6 +2,7 @@
 // (api/read-gate.ts); a store that has a resource to share between the record path and the
 // reads (PostgreSQL's connections) gives the reads their own, smaller share of it, so a flood
 // of anonymous reads can never take the connections a write needs.
+// This folder imports nothing of the project, and anything may import it.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 const scope = new AsyncLocalStorage<true>();
