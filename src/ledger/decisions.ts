@@ -150,17 +150,13 @@ function inFlightError(): DecisionOutcome {
   return { kind: 'error', error: errors.idempotencyInFlight('a request with this Idempotency-Key is still being processed; retry shortly', 'Idempotency-Key') };
 }
 
-/**
- * canon_v1 of the signature object, written out: the schema admits exactly the members key_id,
- * nonce and signature, all strings, so these are the bytes canonicalJson would give (a member
- * that is not a string is null), without sorting keys or copying the object on the signed path.
- */
-export function signatureCanon(v: JsonValue): string {
+/** canon_v1 of the signature object's three members (a member that is not a string is null). */
+function signatureCanon(v: JsonValue): string {
   const member = (name: string) => {
     const x = isJsonObject(v) ? v[name] : undefined;
-    return typeof x === 'string' ? canonicalJson(x) : 'null';
+    return typeof x === 'string' ? x : null;
   };
-  return `{"key_id":${member('key_id')},"nonce":${member('nonce')},"signature":${member('signature')}}`;
+  return canonicalJson({ key_id: member('key_id'), nonce: member('nonce'), signature: member('signature') });
 }
 
 function nonceOf(signature: JsonValue): string | undefined {
