@@ -191,6 +191,19 @@ function signatureOf(v: unknown, problems: string[]): SignatureEnvelope | null {
   return { key_id: v.key_id, nonce: v.nonce, signature: v.signature };
 }
 
+/** A chunk's failures: the first MAX_LISTED listed, all counted. */
+class Failures {
+  readonly listed: Failure[] = [];
+  count = 0;
+
+  add(name: string, where: string, detail: string, seq?: number, id?: string): void {
+    this.count++;
+    if (this.listed.length < MAX_LISTED) this.listed.push({ name, where, detail, ...(seq !== undefined ? { seq } : {}), ...(id ? { id } : {}) });
+  }
+}
+
+type Tallies = Record<CheckName, Tally>;
+
 /**
  * Verifies a run of consecutive records. The chunk is anchored on its own first record (its
  * stated seq and prev_hash): the caller joins chunks with `joinEdge`, which also covers the
@@ -198,12 +211,7 @@ function signatureOf(v: unknown, problems: string[]): SignatureEnvelope | null {
  */
 export function verifyChunk(input: ChunkInput): ChunkResult {
   const tallies = emptyTallies();
-  const failures: Failure[] = [];
-  let failureCount = 0;
-  const fail = (name: string, where: string, detail: string, seq?: number, id?: string) => {
-    failureCount++;
-    if (failures.length < MAX_LISTED) failures.push({ name, where, detail, ...(seq !== undefined ? { seq } : {}), ...(id ? { id } : {}) });
-  };
+  const failures = new Failures();
   const records: ChainRecord[] = [];
   const lines: (number | undefined)[] = [];
   const pinned: Record<string, string> = {};
@@ -212,73 +220,13 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
   const inputRecords = input.bytes ? blockLines(input.bytes) : input.records ?? [];
   inputRecords.forEach((raw, i) => {
     const line = input.firstLine === undefined ? undefined : input.firstLine + i;
-    tallies.record_form.checked++;
-    const parsed = parseRecord(raw, input.agent, input.requireContent);
-    if (typeof parsed === 'string') {
-      tallies.record_form.failed++;
-      fail('record_form', describeWhere(undefined, undefined, line), `record ${parsed}`);
-      return;
-    }
-    const { record: r } = parsed;
-    const where = describeWhere(r.seq, r.id, line);
-    tallies.entry_members.checked++;
-    if (parsed.entryProblems.length > 0) {
-      tallies.entry_members.failed++;
-      fail('entry_members', where, parsed.entryProblems.join('; '), r.seq, r.id);
-    }
-    if (parsed.contentText === null) {
-      tallies.content_bytes.skipped++;
-    } else {
-      tallies.content_bytes.checked++;
-      const hash = sha256Hex(parsed.contentText);
-      if (hash !== r.content_hash) {
-        tallies.content_bytes.failed++;
-        fail('content_bytes', where, `sha256 of the content text is ${hash}, content_hash is ${r.content_hash}`, r.seq, r.id);
-      }
-      if (r.content === null) {
-        tallies.content_hash.checked++;
-        tallies.content_hash.failed++;
-        fail('content_hash', where, 'the content text is not valid JSON, so it has no canon_v1 form', r.seq, r.id);
-      }
-    }
-    if (parsed.hasDocument) {
-      tallies.document.checked++;
-      let same = false;
-      try {
-        same = parsed.contentText !== null && canonicalJson(parsed.document as CanonValue) === parsed.contentText;
-      } catch {
-        same = false;
-      }
-      if (!same) {
-        tallies.document.failed++;
-        fail('document', where, 'document does not serialise (canon_v1) to the content text', r.seq, r.id);
-      }
-    }
+    const r = checkRecord(raw, line, input, tallies, failures);
+    if (r === null) return;
     if (pins.has(r.seq)) pinned[String(r.seq)] = r.chain_hash;
     records.push(r);
     lines.push(line);
   });
-
-  if (records.length > 0) {
-    const first = records[0]!;
-    const result = verifyChain({
-      agent: input.agent,
-      records,
-      keys: input.keys,
-      verifySignature: verifyEd25519,
-      startSeq: Number.isSafeInteger(first.seq) ? first.seq : 1,
-      startPrevHash: first.prev_hash,
-    });
-    mergeCoreTallies(tallies, result.checks);
-    for (const f of result.failures) {
-      if (f.name === 'more_failures') {
-        failureCount += Number(/\d+/.exec(f.detail ?? '')?.[0] ?? 0);
-        continue;
-      }
-      const line = f.seq === undefined ? undefined : lines[records.findIndex((r) => r.seq === f.seq && r.id === f.id)];
-      fail(f.name, describeWhere(f.seq, f.id, line), f.detail ?? '', f.seq, f.id);
-    }
-  }
+  if (records.length > 0) checkChain(input, records, lines, tallies, failures);
 
   const edge = (i: number): Edge => {
     const r = records[i]!;
@@ -287,12 +235,77 @@ export function verifyChunk(input: ChunkInput): ChunkResult {
   return {
     records: inputRecords.length,
     tallies,
-    failures,
-    failureCount,
+    failures: failures.listed,
+    failureCount: failures.count,
     first: records.length > 0 ? edge(0) : null,
     last: records.length > 0 ? edge(records.length - 1) : null,
     pinned,
   };
+}
+
+/** One record's own checks (its form, entry members, content bytes and document); the record, or null if it has no usable form. */
+function checkRecord(raw: unknown, line: number | undefined, input: ChunkInput, tallies: Tallies, failures: Failures): ChainRecord | null {
+  tallies.record_form.checked++;
+  const parsed = parseRecord(raw, input.agent, input.requireContent);
+  if (typeof parsed === 'string') {
+    tallies.record_form.failed++;
+    failures.add('record_form', describeWhere(undefined, undefined, line), `record ${parsed}`);
+    return null;
+  }
+  const { record: r } = parsed;
+  const where = describeWhere(r.seq, r.id, line);
+  const fail = (name: CheckName, detail: string) => {
+    tallies[name].failed++;
+    failures.add(name, where, detail, r.seq, r.id);
+  };
+  tallies.entry_members.checked++;
+  if (parsed.entryProblems.length > 0) fail('entry_members', parsed.entryProblems.join('; '));
+  if (parsed.contentText === null) {
+    tallies.content_bytes.skipped++;
+  } else {
+    tallies.content_bytes.checked++;
+    const hash = sha256Hex(parsed.contentText);
+    if (hash !== r.content_hash) fail('content_bytes', `sha256 of the content text is ${hash}, content_hash is ${r.content_hash}`);
+    if (r.content === null) {
+      tallies.content_hash.checked++;
+      fail('content_hash', 'the content text is not valid JSON, so it has no canon_v1 form');
+    }
+  }
+  if (parsed.hasDocument) {
+    tallies.document.checked++;
+    if (!documentMatches(parsed)) fail('document', 'document does not serialise (canon_v1) to the content text');
+  }
+  return r;
+}
+
+function documentMatches(parsed: Parsed): boolean {
+  try {
+    return parsed.contentText !== null && canonicalJson(parsed.document as CanonValue) === parsed.contentText;
+  } catch {
+    return false;
+  }
+}
+
+/** The chain's checks over the chunk's records (core/chain.ts), their failures placed by line. */
+function checkChain(input: ChunkInput, records: ChainRecord[], lines: (number | undefined)[], tallies: Tallies, failures: Failures): void {
+  const first = records[0]!;
+  const result = verifyChain({
+    agent: input.agent,
+    records,
+    keys: input.keys,
+    verifySignature: verifyEd25519,
+    startSeq: Number.isSafeInteger(first.seq) ? first.seq : 1,
+    startPrevHash: first.prev_hash,
+  });
+  mergeCoreTallies(tallies, result.checks);
+  for (const f of result.failures) {
+    if (f.name === 'more_failures') {
+      failures.count += Number(/\d+/.exec(f.detail ?? '')?.[0] ?? 0);
+      continue;
+    }
+    const line = f.seq === undefined ? undefined : lines[records.findIndex((r) => r.seq === f.seq && r.id === f.id)];
+    failures.add(f.name, describeWhere(f.seq, f.id, line), f.detail ?? '', f.seq, f.id);
+  }
 }
 
 const decoder = new TextDecoder('utf-8');
