@@ -146,6 +146,18 @@ const plusDays = (date: string, n: number) => dateOfDay(dayNumber(date) + n);
 
 type Attempt = { ok: true; saved: Saved; row: StoredReport; scratch: boolean } | { ok: false; unavailable?: Unavailable; failure?: string };
 
+/** What a step reads before it values: the records after the stored report, and the price source they name. */
+type NewRecords = {
+  records: Pick<AdvanceInput, 'decisions' | 'fills'>;
+  throughSeq: number;
+  newSymbols: string[];
+  firstAt: string | null;
+  source: PriceSourceView | null;
+  mixed: boolean;
+  synthetic: boolean;
+  awaiting: Saved['awaiting'];
+};
+
 export class PerformanceService {
   readonly closes: DailyCloses;
   /** Parsed reports by agent and portfolio: a read that finds them current needs no database read. */
@@ -330,6 +342,72 @@ export class PerformanceService {
     return answer;
   }
 
+  /** The decisions recorded after `afterSeq`, with what they say of the agent's price source. */
+  private async newDecisions(agent: Agent, held: Held | null, afterSeq: number, headSeq: number): Promise<NewRecords> {
+    const batch = await readDecisions(this.deps.market, agent.id, afterSeq, headSeq);
+    let source = held?.saved.source ?? null;
+    let mixed = held?.saved.mixed_sources ?? false;
+    let synthetic = held?.saved.synthetic ?? false;
+    for (const s of batch.sources) {
+      if (source === null) source = this.sourceView(s.source, s.feed, s.synthetic);
+      else if (s.source !== source.source) mixed = true;
+      if (s.synthetic) synthetic = true;
+    }
+    return {
+      records: { decisions: batch.decisions },
+      throughSeq: batch.throughSeq,
+      newSymbols: batch.decisions.map((d) => d.symbol),
+      firstAt: batch.decisions[0]?.recorded_at ?? null,
+      source, mixed, synthetic,
+      awaiting: batch.awaiting && { id: batch.awaiting.id, recorded_at: batch.awaiting.recordedAt },
+    };
+  }
+
+  /** The broker fills imported after `afterSeq`, priced by the service's provider. */
+  private async newFills(agent: Agent, held: Held | null, afterSeq: number, headSeq: number): Promise<NewRecords> {
+    const batch = await readFills(this.deps.market, agent.id, afterSeq, headSeq);
+    const source = held?.saved.source
+      ?? (this.deps.provider.source === 'none' ? null : this.sourceView(this.deps.provider.source, null, this.deps.provider.synthetic));
+    return {
+      records: { fills: batch.fills },
+      throughSeq: batch.throughSeq,
+      newSymbols: batch.fills.map((f) => f.symbol),
+      firstAt: batch.fills.map((f) => f.executed_at).sort()[0] ?? null,
+      source, mixed: held?.saved.mixed_sources ?? false, synthetic: held?.saved.synthetic ?? false, awaiting: null,
+    };
+  }
+
+  /** Why there is no report yet, for a portfolio with nothing recorded. */
+  private noRecordsYet(portfolio: Portfolio, headSeq: number, awaiting: boolean): Unavailable {
+    return portfolio === 'model'
+      ? this.nothingYet(portfolio, headSeq, awaiting)
+      : { status: 'unavailable', portfolio, code: 'no_records', reason: 'no execution imported from a connected broker yet' };
+  }
+
+  /** The closes of every symbol held or new and the benchmark's, from the day after the last valued one through `through`. */
+  private async pricesFor(state: EngineState, news: NewRecords, provider: MarketData, through: string): Promise<{ ok: true; value: Pick<AdvanceInput, 'closes' | 'benchmark' | 'benchmarkBase'> } | { ok: false; failure: string }> {
+    const inceptionDate = state.inception !== null ? utcDate(state.inception) : utcDate(news.firstAt as string);
+    const from = state.valued_through !== null ? plusDays(state.valued_through, 1) : inceptionDate;
+    const closes: Record<string, Close[]> = {};
+    for (const symbol of symbolsNeeded(state, news.newSymbols)) {
+      const got = await this.closes.get(provider, symbol, from, through);
+      if (!got.ok) return { ok: false, failure: describe(got.error, symbol) };
+      closes[symbol] = got.value;
+    }
+    const benchFrom = state.valued_through !== null ? from : plusDays(inceptionDate, -BASE_LOOKBACK_DAYS);
+    const bench = await this.closes.get(provider, this.deps.benchmark, benchFrom, through);
+    if (!bench.ok) return { ok: false, failure: describe(bench.error, this.deps.benchmark) };
+    let base: AdvanceInput['benchmarkBase'];
+    if (state.inception === null && news.firstAt !== null) {
+      const observed = await provider.latestTrade(this.deps.benchmark, new Date(Date.parse(news.firstAt)));
+      if (!observed.ok && observed.error.code !== 'no_price' && observed.error.code !== 'unknown_symbol') {
+        return { ok: false, failure: describe(observed.error, this.deps.benchmark) };
+      }
+      base = benchmarkBase({ symbol: this.deps.benchmark, closes: bench.value, inception_price: observed.ok ? observed.value.price : null }, inceptionDate);
+    }
+    return { ok: true, value: { closes, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base } };
+  }
+
   private async bringUpToDate(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
     const first = await this.step(agent, portfolio, held, headSeq);
     if (first.ok || first.unavailable || first.failure !== 'out_of_order') return first;
@@ -338,41 +416,11 @@ export class PerformanceService {
 
   /** One computation: from `held` (or from scratch) through the head and the last finished day. */
   private async step(agent: Agent, portfolio: Portfolio, held: Held | null, headSeq: number): Promise<Attempt> {
-    const { market } = this.deps;
     const state = held?.saved.state ?? startState(portfolio, this.deps.benchmark, START_VALUE, this.method);
     const afterSeq = held?.row.throughSeq ?? 0;
-    let source = held?.saved.source ?? null;
-    let mixed = held?.saved.mixed_sources ?? false;
-    let synthetic = held?.saved.synthetic ?? false;
-    let awaiting: Saved['awaiting'] = null;
-    let records: Pick<AdvanceInput, 'decisions' | 'fills'>;
-    let throughSeq: number;
-    let newSymbols: string[];
-    let firstAt: string | null;
-    if (portfolio === 'model') {
-      const batch = await readDecisions(market, agent.id, afterSeq, headSeq);
-      for (const s of batch.sources) {
-        if (source === null) source = this.sourceView(s.source, s.feed, s.synthetic);
-        else if (s.source !== source.source) mixed = true;
-        if (s.synthetic) synthetic = true;
-      }
-      awaiting = batch.awaiting && { id: batch.awaiting.id, recorded_at: batch.awaiting.recordedAt };
-      records = { decisions: batch.decisions };
-      throughSeq = batch.throughSeq;
-      newSymbols = batch.decisions.map((d) => d.symbol);
-      firstAt = batch.decisions[0]?.recorded_at ?? null;
-      if (state.inception === null && batch.decisions.length === 0) return { ok: false, unavailable: this.nothingYet(portfolio, headSeq, batch.awaiting !== null) };
-    } else {
-      const batch = await readFills(market, agent.id, afterSeq, headSeq);
-      records = { fills: batch.fills };
-      throughSeq = batch.throughSeq;
-      newSymbols = batch.fills.map((f) => f.symbol);
-      firstAt = batch.fills.map((f) => f.executed_at).sort()[0] ?? null;
-      if (state.inception === null && batch.fills.length === 0) {
-        return { ok: false, unavailable: { status: 'unavailable', portfolio, code: 'no_records', reason: 'no execution imported from a connected broker yet' } };
-      }
-      source ??= this.deps.provider.source === 'none' ? null : this.sourceView(this.deps.provider.source, null, this.deps.provider.synthetic);
-    }
+    const news = portfolio === 'model' ? await this.newDecisions(agent, held, afterSeq, headSeq) : await this.newFills(agent, held, afterSeq, headSeq);
+    if (state.inception === null && news.newSymbols.length === 0) return { ok: false, unavailable: this.noRecordsYet(portfolio, headSeq, news.awaiting !== null) };
+    const { source, awaiting, throughSeq, mixed, synthetic } = news;
     const provider = source === null ? null : this.providerFor(source.source);
     if (source === null || provider === null) {
       const why = source === null ? this.deps.provider.description : `the ${source.source} prices of this agent cannot be read: the service's provider is ${this.deps.provider.source}`;
@@ -384,28 +432,10 @@ export class PerformanceService {
     if (awaiting) through = minDate(through, plusDays(utcDate(awaiting.recorded_at), -1));
     if (state.valued_through !== null && through < state.valued_through) through = state.valued_through;
     if (held && throughSeq === afterSeq && through === state.valued_through) return { ok: true, saved: held.saved, row: held.row, scratch: false }; // nothing new
-    const inceptionDate = state.inception !== null ? utcDate(state.inception) : utcDate(firstAt as string);
-    const from = state.valued_through !== null ? plusDays(state.valued_through, 1) : inceptionDate;
-
-    const closes: Record<string, Close[]> = {};
-    for (const symbol of symbolsNeeded(state, newSymbols)) {
-      const got = await this.closes.get(provider, symbol, from, through);
-      if (!got.ok) return { ok: false, failure: describe(got.error, symbol) };
-      closes[symbol] = got.value;
-    }
-    const benchFrom = state.valued_through !== null ? from : plusDays(inceptionDate, -BASE_LOOKBACK_DAYS);
-    const bench = await this.closes.get(provider, this.deps.benchmark, benchFrom, through);
-    if (!bench.ok) return { ok: false, failure: describe(bench.error, this.deps.benchmark) };
-    let base: AdvanceInput['benchmarkBase'];
-    if (state.inception === null && firstAt !== null) {
-      const observed = await provider.latestTrade(this.deps.benchmark, new Date(Date.parse(firstAt)));
-      if (!observed.ok && observed.error.code !== 'no_price' && observed.error.code !== 'unknown_symbol') {
-        return { ok: false, failure: describe(observed.error, this.deps.benchmark) };
-      }
-      base = benchmarkBase({ symbol: this.deps.benchmark, closes: bench.value, inception_price: observed.ok ? observed.value.price : null }, inceptionDate);
-    }
-    const actions = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(source.source, actionSymbols(state, newSymbols)) : [];
-    const advanced = advance(state, { ...records, through, benchmark: bench.value.filter((c) => c.date >= from), benchmarkBase: base, closes, actions });
+    const prices = await this.pricesFor(state, news, provider, through);
+    if (!prices.ok) return { ok: false, failure: prices.failure };
+    const actions = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(source.source, actionSymbols(state, news.newSymbols)) : [];
+    const advanced = advance(state, { ...news.records, through, ...prices.value, actions });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 
     const account = portfolio === 'broker' ? await this.brokerHistory(agent.id, throughSeq, advanced.state, provider, through) : { ok: true as const, history: null, view: null };
