@@ -5,8 +5,8 @@
 // 3 s under one hostile reader). So a read waits for a turn before it starts and between the
 // slices of a long read (a page of large records, a streamed export): a turn is given at once
 // while the loop was busy for less than `share` of the recent past (an average over about 100 ms),
-// else one turn per tick (every 10 ms) once it has cooled below, oldest first, and at the latest
-// after `maxWaitMs`, so that no read starves outright. Reads then leave the loop idle often enough
+// else, once it has cooled below (looked at every 10 ms), one turn per turn of the loop while it
+// stays below, oldest first, and at the latest after `maxWaitMs`, so that no read starves outright. Reads then leave the loop idle often enough
 // that a write finds it free, or waits for one slice. Writes never ask for a turn.
 // One process has one event loop, so one pacer per process (`readPacer`).
 // This folder imports nothing of the project, and anything may import it.
@@ -38,6 +38,7 @@ export class LoopShare {
   private lastAsked = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly waiting: Waiter[] = [];
+  private draining = false;
   /** Turns given at once, and turns that waited (with the milliseconds they waited). */
   readonly stats = { immediate: 0, waited: 0, waitedMs: 0 };
 
@@ -98,19 +99,8 @@ export class LoopShare {
   private tick(): void {
     this.sample();
     const now = performance.now();
-    const oldest = this.waiting[0];
-    if (oldest && (this.busy < this.options.share || now - oldest.since >= this.options.maxWaitMs)) {
-      this.waiting.shift();
-      this.stats.waited++;
-      this.stats.waitedMs += now - oldest.since;
-      oldest.resolve();
-    }
-    for (let w = this.waiting[0]; w && now - w.since >= this.options.maxWaitMs; w = this.waiting[0]) {
-      this.waiting.shift();
-      this.stats.waited++;
-      this.stats.waitedMs += now - w.since;
-      w.resolve();
-    }
+    for (let w = this.waiting[0]; w && now - w.since >= this.options.maxWaitMs; w = this.waiting[0]) this.give();
+    if (this.waiting.length > 0 && this.busy < this.options.share) this.drain();
     if (this.waiting.length === 0) this.timer?.unref();
     if (this.waiting.length === 0 && now - this.lastAsked > IDLE_STOP_MS && this.timer) {
       clearInterval(this.timer);
@@ -118,6 +108,34 @@ export class LoopShare {
       this.last = null;
       this.busy = 0;
     }
+  }
+
+  /**
+   * While the loop stays below the share, one waiting read per turn of the loop, each after a
+   * poll for I/O: the reads go as fast as the share allows, and every write that arrives runs
+   * between two of them.
+   */
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    const next = () => {
+      this.sample();
+      if (this.waiting.length === 0 || this.busy >= this.options.share) {
+        this.draining = false;
+        return;
+      }
+      this.give();
+      setImmediate(next);
+    };
+    next();
+  }
+
+  /** The oldest waiting read's turn. */
+  private give(): void {
+    const w = this.waiting.shift()!;
+    this.stats.waited++;
+    this.stats.waitedMs += performance.now() - w.since;
+    w.resolve();
   }
 
   /** Folds the loop's utilisation since the last sample into the average. */
