@@ -2,7 +2,7 @@
 // on weekdays (exchange holidays are not modelled), crypto every day around the clock.
 // Owns: New York daylight-saving offsets and session boundaries, in plain UTC arithmetic.
 
-import { daysFromCivil } from '../core/time.ts';
+import { civilFromDays, daysFromCivil } from '../core/time.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -11,8 +11,10 @@ export function dayNumber(date: string): number {
   return daysFromCivil(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)));
 }
 
+/** The ISO date `YYYY-MM-DD` of a day number, years 0 to 9999 (plain arithmetic: it runs for every day a report values). */
 export function dateOfDay(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+  const { year, month, day: d } = civilFromDays(day);
+  return `${String(year).padStart(4, '0')}-${month < 10 ? '0' : ''}${month}-${d < 10 ? '0' : ''}${d}`;
 }
 
 /** Monday to Friday. 1970-01-01 (day 0) was a Thursday. */
