@@ -13,13 +13,19 @@ const WINGS = '^src/(log|witness|anchor|brokers|market|performance|site|client|m
 const PROJECT = '^(src|bin|test|sim|bench|scripts|examples)/';
 const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
 
-/** `layer` (a path pattern) may not import any of `above`. */
-const downward = (name, layer, above, comment) => ({
+/**
+ * A wing's storage port (src/<wing>/port.ts): the storage the wing needs, which the store
+ * implements. The store imports these and nothing else of a wing.
+ */
+const WING_PORTS = '^src/(webhooks)/port\\.ts$';
+
+/** `layer` (a path pattern) may not import any of `above`, except `allowed`. */
+const downward = (name, layer, above, comment, allowed) => ({
   name,
   severity: 'error',
   comment,
   from: { path: layer },
-  to: { path: above },
+  to: allowed ? { path: above, pathNot: allowed } : { path: above },
 });
 
 module.exports = {
@@ -83,7 +89,14 @@ module.exports = {
     downward('domain-below-store', '^src/domain/', '^src/(store|ledger|api/|server\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/domain (the types every layer speaks) imports only core.'),
     downward('store-below-ledger', '^src/store/', '^src/(ledger|api/|server\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
-      'src/store imports only store, core and plumbing.'),
+      'src/store imports only store, domain, core, plumbing and the storage ports the wings declare.', WING_PORTS),
+    {
+      name: 'wing-ports-speak-domain',
+      severity: 'error',
+      comment: 'A wing\'s storage port is what the store implements, so it names only domain and core types: nothing that could pull the wing (or the store) in.',
+      from: { path: WING_PORTS },
+      to: { path: PROJECT, pathNot: '^src/(domain|core)/' },
+    },
     downward('ledger-below-api', '^src/ledger/', '^src/(api/|server\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/ledger (the use cases) imports only ledger, store, core and plumbing; not a wing.'),
     downward('wings-below-api', WINGS, '^src/(api/|server\\.ts$|cli/|index\\.ts$)|^bin/',

@@ -63,3 +63,6 @@ export type StoredRecord = {
 export type RecordCounts = { total: number; signed: number; byType: Record<RecordType, number> };
 
 export type AgentHead = { agent: Agent; head: ChainHead };
+
+/** A secret sealed by the vault (src/brokers/vault.ts), with the master key version that sealed it. */
+export type Sealed = { sealed: string; keyVersion: number };

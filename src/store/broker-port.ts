@@ -5,11 +5,10 @@
 // link it carries), the index of imported non-trade activities, position snapshots, the reads linking needs, and one-sync-per-connection
 // locks. Execution records themselves are written only through the append protocol.
 
+import type { Sealed } from '../domain/types.ts';
+
 export type BrokerKind = 'alpaca' | 'snaptrade';
 export type ConnectionStatus = 'pending' | 'active' | 'error' | 'disconnected';
-
-/** A broker secret sealed by src/brokers/vault.ts, with the master key version that sealed it. */
-export type Sealed = { sealed: string; keyVersion: number };
 
 /** An account of a connection as the service shows it: the broker's id, never its number. */
 export type BrokerAccount = { ref: string; name: string | null; currency: string | null; institution: string | null };

@@ -4,6 +4,7 @@ import type { RecordType } from '../core/chain.ts';
 import type { LogStore } from './log-port.ts';
 import type { AnchorStore } from './anchor-port.ts';
 import type { CosignatureStore } from './cosignature-port.ts';
+import type { WebhookStore } from '../webhooks/port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
@@ -88,6 +89,8 @@ export interface LedgerStore {
   readonly anchors: AnchorStore;
   /** Witness cosignatures of the log's checkpoints (cosignature-port.ts). */
   readonly cosignatures: CosignatureStore;
+  /** The webhooks wing's endpoints and outbox (webhooks/port.ts). */
+  readonly webhooks: WebhookStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

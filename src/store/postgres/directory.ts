@@ -5,13 +5,13 @@ import {
   type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
 } from '../directory-port.ts';
 import type { Row } from '../rows.ts';
-import type { PostgresStore } from './store.ts';
+import type { PostgresHost } from './pool.ts';
 
 const p = (i: number) => `$${i}`;
 const INSERT = insertHeadlineSql(p);
 
 export class PostgresDirectoryStore implements DirectoryStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.store.pool.query(sql, params)).rows as Row[];

@@ -28,6 +28,8 @@ import { PostgresAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
 import type { CosignatureStore } from '../cosignature-port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
+import { PostgresWebhookStore } from './webhooks.ts';
+import type { WebhookStore } from '../../webhooks/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { inPublicRead } from '../read-scope.ts';
 
@@ -114,6 +116,7 @@ export class PostgresStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
+  readonly webhooks: WebhookStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -140,6 +143,7 @@ export class PostgresStore implements LedgerStore {
     this.log = new PostgresLogStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
+    this.webhooks = new PostgresWebhookStore(this);
   }
 
   /** The pool this call runs on: the read pool inside a public read, else the write pool. */

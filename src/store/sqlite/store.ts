@@ -26,6 +26,8 @@ import { SqliteAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
 import type { CosignatureStore } from '../cosignature-port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
+import { SqliteWebhookStore } from './webhooks.ts';
+import type { WebhookStore } from '../../webhooks/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
@@ -94,6 +96,7 @@ export class SqliteStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
+  readonly webhooks: WebhookStore;
 
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -105,6 +108,7 @@ export class SqliteStore implements LedgerStore {
     this.log = new SqliteLogStore(this.db);
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
+    this.webhooks = new SqliteWebhookStore(this);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;
