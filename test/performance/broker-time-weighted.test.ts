@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
@@ -58,7 +59,7 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
     const synthetic = new SyntheticMarketData('broker-time-weighted');
     const clock = { now: () => new Date('2026-02-10T12:00:00.000Z') };
     const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2' });
-    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });
+    const ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));
     base = await ledger.app.listen({ port: 0, host: '127.0.0.1' });
     closeServer = () => ledger.close();
   });
