@@ -11,8 +11,7 @@ import type { LogReads } from '../log/reads.ts';
 import type { ObservationReads } from '../market/observations.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { Directory, ListQuery } from '../directory/service.ts';
-import { siteStoreOf } from '../store/site.ts';
-import type { SiteStore } from '../store/site-port.ts';
+import type { SiteStore } from './port.ts';
 import type { StoredRecord } from '../domain/types.ts';
 import type { AgentProfile, HeadRow, LedgerItem, ProofBundle, TimelineItem, Transparency } from './views.ts';
 import { publishedView, recordView } from './views.ts';
@@ -50,7 +49,7 @@ export class SiteReads {
   private readonly site: SiteStore;
 
   constructor(private readonly deps: SiteDeps) {
-    this.site = siteStoreOf(deps.store);
+    this.site = deps.store.site;
   }
 
   /** `/`: the newest records of every agent (the /v1/ledger use case), counts, the log and its anchors. */

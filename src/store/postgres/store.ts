@@ -30,6 +30,8 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { PostgresSiteStore } from './site.ts';
+import type { SiteStore } from '../../site/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { inPublicRead } from '../read-scope.ts';
 
@@ -117,6 +119,7 @@ export class PostgresStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly site: SiteStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -144,6 +147,7 @@ export class PostgresStore implements LedgerStore {
     this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.webhooks = new PostgresWebhookStore(this);
+    this.site = new PostgresSiteStore(this);
   }
 
   /** The pool this call runs on: the read pool inside a public read, else the write pool. */

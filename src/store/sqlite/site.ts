@@ -1,6 +1,7 @@
 // The site sub-port on SQLite: the same database file as the SqliteStore (its connection).
 import { recordFromRow, type Row } from '../rows.ts';
-import { linkedExecutionsSql, type LinkedExecutions, type SiteStore } from '../site-port.ts';
+import type { LinkedExecutions, SiteStore } from '../../site/port.ts';
+import { linkedExecutionsSql } from '../site-rows.ts';
 import type { SqliteHost } from './host.ts';
 
 export class SqliteSiteStore implements SiteStore {

@@ -28,6 +28,8 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
 import { SqliteWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { SqliteSiteStore } from './site.ts';
+import type { SiteStore } from '../../site/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
@@ -97,6 +99,7 @@ export class SqliteStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly site: SiteStore;
 
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -109,6 +112,7 @@ export class SqliteStore implements LedgerStore {
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
     this.webhooks = new SqliteWebhookStore(this);
+    this.site = new SqliteSiteStore(this);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;
