@@ -1,4 +1,4 @@
-// The directory job: keeps agent_headlines (store/directory-port.ts) level with the facts. Each turn
+// The directory job: keeps agent_headlines (port.ts) level with the facts. Each turn
 // projects again the agents that recorded since the last turn (records after a sort-key mark, read
 // through the records' unique sort-key index), then sweeps the next window of agents by id for rows
 // missing or behind (a new agent, a status changed, a report stored since): at 100,000 agents a
@@ -12,8 +12,7 @@ import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
 import { brokerStoreOf } from '../store/brokers.ts';
-import { directoryStoreOf } from '../store/directory.ts';
-import type { DirectoryStore } from '../store/directory-port.ts';
+import type { DirectoryStore } from './port.ts';
 import { marketStoreOf } from '../store/market.ts';
 import type { StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
@@ -51,7 +50,7 @@ export class DirectoryJob {
   private sweepAfter = '';
 
   constructor(private readonly deps: DirectoryJobDeps) {
-    this.directory = directoryStoreOf(deps.store);
+    this.directory = deps.store.directory;
     this.loop = new JobLoop({
       turn: () => this.turn(),
       failed: (err) => {

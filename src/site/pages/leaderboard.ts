@@ -3,7 +3,7 @@
 // agent drawn as inline SVG, verification marks, and the handle search kept. No script: every
 // sort, filter and page is a link or a form.
 import type { DirectoryPage, DirectoryRow } from '../../directory/service.ts';
-import type { BoardSort } from '../../store/directory-port.ts';
+import type { BoardSort } from '../../directory/port.ts';
 import { html, type Html } from '../html.ts';
 import type { Page } from '../layout.ts';
 import { searchForm } from './home.ts';

@@ -1,9 +1,9 @@
 // The directory sub-port on PostgreSQL (store/directory-port.ts), over the PostgresStore's pool. A
 // projection holds the board row from its UPDATE to its commit, so versions commit in order.
+import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline } from '../../directory/port.ts';
 import {
   boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
-  type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
-} from '../directory-port.ts';
+} from '../directory-rows.ts';
 import type { Row } from '../rows.ts';
 import type { PostgresHost } from './pool.ts';
 

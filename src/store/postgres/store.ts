@@ -30,6 +30,8 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { PostgresDirectoryStore } from './directory.ts';
+import type { DirectoryStore } from '../../directory/port.ts';
 import { PostgresSiteStore } from './site.ts';
 import type { SiteStore } from '../../site/port.ts';
 import type { LogStore } from '../log-port.ts';
@@ -119,6 +121,7 @@ export class PostgresStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly directory: DirectoryStore;
   readonly site: SiteStore;
 
   constructor(options: PostgresOptions) {
@@ -147,6 +150,7 @@ export class PostgresStore implements LedgerStore {
     this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.webhooks = new PostgresWebhookStore(this);
+    this.directory = new PostgresDirectoryStore(this);
     this.site = new PostgresSiteStore(this);
   }
 

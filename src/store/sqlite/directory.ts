@@ -1,8 +1,8 @@
 // The directory sub-port on SQLite (store/directory-port.ts): the same database file as the SqliteStore.
+import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline } from '../../directory/port.ts';
 import {
   boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
-  type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
-} from '../directory-port.ts';
+} from '../directory-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteHost } from './host.ts';
 

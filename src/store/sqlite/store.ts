@@ -28,6 +28,8 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
 import { SqliteWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { SqliteDirectoryStore } from './directory.ts';
+import type { DirectoryStore } from '../../directory/port.ts';
 import { SqliteSiteStore } from './site.ts';
 import type { SiteStore } from '../../site/port.ts';
 import type { LogStore } from '../log-port.ts';
@@ -99,6 +101,7 @@ export class SqliteStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly directory: DirectoryStore;
   readonly site: SiteStore;
 
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
@@ -112,6 +115,7 @@ export class SqliteStore implements LedgerStore {
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
     this.webhooks = new SqliteWebhookStore(this);
+    this.directory = new SqliteDirectoryStore(this);
     this.site = new SqliteSiteStore(this);
     if (path === ':memory:') {
       this.walSync = null;
