@@ -17,7 +17,7 @@ const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-n
  * A wing's storage port (src/<wing>/port.ts): the storage the wing needs, which the store
  * implements. The store imports these and nothing else of a wing.
  */
-const WING_PORTS = '^src/(webhooks|site|directory)/port\\.ts$';
+const WING_PORTS = '^src/(webhooks|site|directory|brokers)/port\\.ts$';
 
 /** `layer` (a path pattern) may not import any of `above`, except `allowed`. */
 const downward = (name, layer, above, comment, allowed) => ({

@@ -4,7 +4,6 @@
 // worker the server starts.
 import type { BrokerConfig } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { vaultStoreOf } from '../store/vault.ts';
 import { BrokerConnections } from './connections.ts';
@@ -53,7 +52,7 @@ export function keyringLoader(config: BrokerConfig, log: BrokerLog, store: Ledge
 export function brokerConnections(input: { store: LedgerStore; config: BrokerConfig; siteUrl: string; clock: Clock; log: BrokerLog; keyring?: () => Promise<Keyring> }): BrokerConnections {
   return new BrokerConnections({
     store: input.store,
-    brokers: brokerStoreOf(input.store),
+    brokers: input.store.brokers,
     clock: input.clock,
     keyring: input.keyring ?? keyringLoader(input.config, input.log, input.store),
     endpoints: brokerEndpoints(input.config),

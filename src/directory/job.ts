@@ -11,7 +11,6 @@
 import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
 import type { DirectoryStore } from './port.ts';
 import { marketStoreOf } from '../store/market.ts';
 import type { StoredReport } from '../store/market-port.ts';
@@ -126,7 +125,7 @@ export class DirectoryJob {
     // The counts are read before the reports: a report never covers records the row does not count.
     const [head, counts] = await Promise.all([store.chainHead(agent.id), store.countRecords(agent.id)]);
     const [first] = head.seq === 0 ? [] : await store.listChain(agent.id, 0, 1, 1);
-    const links = counts.byType.execution === 0 ? { link_token: 0 } : await brokerStoreOf(store).linkCounts(agent.id);
+    const links = counts.byType.execution === 0 ? { link_token: 0 } : await store.brokers.linkCounts(agent.id);
     const [model, broker] = await Promise.all([market.report(agent.id, 'model'), market.report(agent.id, 'broker')]);
     return {
       agent,

@@ -8,7 +8,6 @@ import type { Clock } from '../ledger/clock.ts';
 import { HANDLE_PATTERN } from '../ledger/operators.ts';
 import type { PerformanceReport } from '../performance/perf.ts';
 import { headlineOf } from '../performance/views.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
 import type { LedgerStore } from '../store/port.ts';
 import {
   badgeText, renderBadge, unavailableText, unknownAgentText,
@@ -74,7 +73,7 @@ export class Badges {
     }
     const counts = await this.deps.store.countRecords(agent.id);
     if (style === 'verified') {
-      const links = counts.byType.execution === 0 ? { link_token: 0 } : await brokerStoreOf(this.deps.store).linkCounts(agent.id);
+      const links = counts.byType.execution === 0 ? { link_token: 0 } : await this.deps.store.brokers.linkCounts(agent.id);
       return {
         style, caution: demo,
         decisions: counts.byType.decision, signed: counts.signed, executions: counts.byType.execution, linkToken: links.link_token,

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type {
   BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedActivity, ImportedFill, LinkCounts,
   PositionSnapshot, SyncLock,
-} from '../broker-port.ts';
+} from '../../brokers/port.ts';
 import {
   CONNECTION_COLUMNS, LINK_COUNTS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, linkCountsFromRows, patchColumns,
   snapshotFromRow, userFromRow,

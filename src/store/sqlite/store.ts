@@ -28,6 +28,8 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
 import { SqliteWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { SqliteBrokerStore } from './brokers.ts';
+import type { BrokerStore } from '../../brokers/port.ts';
 import { SqliteDirectoryStore } from './directory.ts';
 import type { DirectoryStore } from '../../directory/port.ts';
 import { SqliteSiteStore } from './site.ts';
@@ -101,6 +103,7 @@ export class SqliteStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly brokers: BrokerStore;
   readonly directory: DirectoryStore;
   readonly site: SiteStore;
 
@@ -115,6 +118,7 @@ export class SqliteStore implements LedgerStore {
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
     this.webhooks = new SqliteWebhookStore(this);
+    this.brokers = new SqliteBrokerStore(this);
     this.directory = new SqliteDirectoryStore(this);
     this.site = new SqliteSiteStore(this);
     if (path === ':memory:') {

@@ -1,10 +1,10 @@
-// The broker sub-port: what the broker wing keeps beside the records, with a SQLite and a
-// PostgreSQL adapter (sqlite/brokers.ts, postgres/brokers.ts) over the same database as the
-// LedgerStore. Owns connections (credentials only ever sealed by the vault), the SnapTrade user
-// of each agent, the index of imported fills (which fill became which execution record, and the
-// link it carries), the index of imported non-trade activities, position snapshots, the reads linking needs, and one-sync-per-connection
-// locks. Execution records themselves are written only through the append protocol.
-
+// The broker wing's storage port: what it keeps beside the records, with a SQLite and a PostgreSQL
+// adapter (store/{sqlite,postgres}/brokers.ts) over the same database as the LedgerStore. Owns
+// connections (credentials only ever sealed by the vault), the SnapTrade user of each agent, the
+// index of imported fills (which fill became which execution record, and the link it carries), the
+// index of imported non-trade activities, position snapshots, the reads linking needs, and
+// one-sync-per-connection locks. Execution records themselves are written only through the append
+// protocol.
 import type { Sealed } from '../domain/types.ts';
 
 export type BrokerKind = 'alpaca' | 'snaptrade';
