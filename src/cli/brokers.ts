@@ -15,12 +15,12 @@ const log = (level: string, message: string) => {
 
 /** The modules the commands run on, loaded when one runs (not for `ledger --help`). */
 async function load() {
-  const [clock, service, connections, vault, keyringCheck, vaultStore, endpoints, open] = await Promise.all([
+  const [clock, service, connections, vault, keyringCheck, endpoints, open] = await Promise.all([
     import('../ledger/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../brokers/vault.ts'),
-    import('../brokers/keyring-check.ts'), import('../store/vault.ts'),
+    import('../brokers/keyring-check.ts'),
     import('../webhooks/endpoints.ts'), import('../store/open.ts'),
   ]);
-  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...vaultStore, ...endpoints, ...open };
+  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...endpoints, ...open };
 }
 
 async function withBrokers<T>(opts: Common, work: (c: BrokerConnections, store: LedgerStore, config: Config) => Promise<T>): Promise<T> {
@@ -93,7 +93,7 @@ export function registerBrokerCommands(program: Command): void {
     .action(async (opts: Common & { printNew?: boolean }) => {
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
       const {
-        loadMasterKeyring, formatKeyring, addKeyVersion, openStore, vaultStoreOf, verifyKeyring, resealAll, resealSecrets,
+        loadMasterKeyring, formatKeyring, addKeyVersion, openStore, verifyKeyring, resealAll, resealSecrets,
       } = await load();
       const loaded = await loadMasterKeyring({
         env: { LEDGER_MASTER_KEY: config.brokers.masterKey ?? undefined, LEDGER_MASTER_KEY_FILE: config.brokers.masterKeyFile ?? undefined },
@@ -111,7 +111,7 @@ export function registerBrokerCommands(program: Command): void {
       const store = openStore(config.databaseUrl);
       try {
         await store.migrate();
-        const vault = vaultStoreOf(store);
+        const vault = store.vault;
         // The keyring must open what it sealed before anything is re-sealed under a new version.
         const checkAgainst = async (ring: Keyring) => {
           const checked = await verifyKeyring(ring, vault, new Date().toISOString());

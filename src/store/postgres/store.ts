@@ -30,8 +30,9 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { PostgresVaultStore } from './vault.ts';
 import { PostgresBrokerStore } from './brokers.ts';
-import type { BrokerStore } from '../../brokers/port.ts';
+import type { BrokerStore, VaultStore } from '../../brokers/port.ts';
 import { PostgresDirectoryStore } from './directory.ts';
 import type { DirectoryStore } from '../../directory/port.ts';
 import { PostgresSiteStore } from './site.ts';
@@ -123,6 +124,7 @@ export class PostgresStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly vault: VaultStore;
   readonly brokers: BrokerStore;
   readonly directory: DirectoryStore;
   readonly site: SiteStore;
@@ -153,6 +155,7 @@ export class PostgresStore implements LedgerStore {
     this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.webhooks = new PostgresWebhookStore(this);
+    this.vault = new PostgresVaultStore(this);
     this.brokers = new PostgresBrokerStore(this);
     this.directory = new PostgresDirectoryStore(this);
     this.site = new PostgresSiteStore(this);

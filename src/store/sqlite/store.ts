@@ -28,8 +28,9 @@ import type { CosignatureStore } from '../cosignature-port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
 import { SqliteWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
+import { SqliteVaultStore } from './vault.ts';
 import { SqliteBrokerStore } from './brokers.ts';
-import type { BrokerStore } from '../../brokers/port.ts';
+import type { BrokerStore, VaultStore } from '../../brokers/port.ts';
 import { SqliteDirectoryStore } from './directory.ts';
 import type { DirectoryStore } from '../../directory/port.ts';
 import { SqliteSiteStore } from './site.ts';
@@ -103,6 +104,7 @@ export class SqliteStore implements LedgerStore {
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
   readonly webhooks: WebhookStore;
+  readonly vault: VaultStore;
   readonly brokers: BrokerStore;
   readonly directory: DirectoryStore;
   readonly site: SiteStore;
@@ -118,6 +120,7 @@ export class SqliteStore implements LedgerStore {
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
     this.webhooks = new SqliteWebhookStore(this);
+    this.vault = new SqliteVaultStore(this);
     this.brokers = new SqliteBrokerStore(this);
     this.directory = new SqliteDirectoryStore(this);
     this.site = new SqliteSiteStore(this);
