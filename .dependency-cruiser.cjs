@@ -1,7 +1,7 @@
 // The layer rules of docs (DESIGN: "Layers"), checked by `npm run lint:deps` and first thing in
 // `npm test`. Imports go downward only:
 //
-//   bin -> cli -> server -> api -> ledger -> store -> domain -> core
+//   bin -> cli -> server -> compose -> api -> ledger -> store -> domain -> core
 //
 // The wings (src/log, src/anchor, ...) sit between api and ledger: they may use ledger, store and
 // core, and api, server and cli may use them. src/config.ts and src/runtime/ are plumbing any
@@ -51,6 +51,8 @@ const WING_IMPORTS = [
     'The leaderboard ranks agents by the metrics of their stored performance reports and lists them as the performance wing\'s CSV.'],
   ['performance', 'market/',
     'Portfolios are valued at the market wing\'s closes on its trading calendar; the demo and the synthetic benchmark use its synthetic provider.'],
+  ['performance', 'brokers/port\\.ts$',
+    'The broker portfolio is valued from the fills and account activities the broker import stored, read through the broker wing\'s storage port.'],
   ['webhooks', 'brokers/vault\\.ts$',
     'Webhook secrets are sealed by the vault, which lives in brokers/ until it has a wing of its own.'],
   ['brokers', 'webhooks/endpoints\\.ts$',
@@ -69,13 +71,19 @@ const wingFences = () => [...WING_DIRS, 'site/browser'].map((wing) => {
   };
 });
 
-/** `layer` (a path pattern) may not import any of `above`. */
-const downward = (name, layer, above, comment) => ({
+/**
+ * A wing's storage port (src/<wing>/port.ts): the storage the wing needs, which the store
+ * implements. The store imports these and nothing else of a wing.
+ */
+const WING_PORTS = '^src/(webhooks|site|directory|brokers)/port\\.ts$';
+
+/** `layer` (a path pattern) may not import any of `above`, except `allowed`. */
+const downward = (name, layer, above, comment, allowed) => ({
   name,
   severity: 'error',
   comment,
   from: { path: layer },
-  to: { path: above },
+  to: allowed ? { path: above, pathNot: allowed } : { path: above },
 });
 
 module.exports = {
@@ -190,18 +198,27 @@ module.exports = {
       from: { path: '^src/(config\\.ts$|runtime/)' },
       to: { path: PROJECT, pathNot: '^src/(config\\.ts$|runtime/)' },
     },
-    downward('domain-below-store', '^src/domain/', '^src/(store|ledger|api/|server\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
+    downward('domain-below-store', '^src/domain/', '^src/(store|ledger|api/|(server|compose)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/domain (the types every layer speaks) imports only core.'),
-    downward('store-below-ledger', '^src/store/', '^src/(ledger|api/|server\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
-      'src/store imports only store, core and plumbing.'),
-    downward('ledger-below-api', '^src/ledger/', '^src/(api/|server\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
+    downward('store-below-ledger', '^src/store/', '^src/(ledger|api/|(server|compose)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
+      'src/store imports only store, domain, core, plumbing and the storage ports the wings declare.', WING_PORTS),
+    {
+      name: 'wing-ports-speak-domain',
+      severity: 'error',
+      comment: 'A wing\'s storage port is what the store implements, so it names only domain and core types: nothing that could pull the wing (or the store) in.',
+      from: { path: WING_PORTS },
+      to: { path: PROJECT, pathNot: '^src/(domain|core)/' },
+    },
+    downward('ledger-below-api', '^src/ledger/', '^src/(api/|(server|compose)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/ledger (the use cases) imports only ledger, store, core and plumbing; not a wing.'),
-    downward('wings-below-api', WINGS, '^src/(api/|server\\.ts$|cli/|index\\.ts$)|^bin/',
+    downward('wings-below-api', WINGS, '^src/(api/|(server|compose)\\.ts$|cli/|index\\.ts$)|^bin/',
       'A wing may use ledger, store and core, never api, server or cli.'),
-    downward('api-below-server', '^src/api/', '^src/(server\\.ts$|cli/|index\\.ts$)|^bin/',
+    downward('api-below-server', '^src/api/', '^src/((server|compose)\\.ts$|cli/|index\\.ts$)|^bin/',
       'src/api may use wings, ledger, store and core, not the server or cli.'),
+    downward('compose-below-server', '^src/compose\\.ts$', '^src/(server\\.ts$|cli/|index\\.ts$)|^bin/',
+      'src/compose.ts builds every part of a serving process once (over api and below); the server starts it.'),
     downward('server-below-cli', '^src/server\\.ts$', '^src/(cli|index\\.ts$)|^bin/',
-      'src/server.ts composes api and below; the cli starts it.'),
+      'src/server.ts starts what src/compose.ts builds; the cli starts it.'),
     downward('cli-below-bin', '^src/cli/', '^src/index\\.ts$|^bin/',
       'src/cli may use everything in src but the package entry.'),
   ],

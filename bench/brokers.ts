@@ -12,6 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { cpus, loadavg } from 'node:os';
 import { buildApp } from '../src/api/app.ts';
+import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/ledger/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
@@ -64,7 +65,7 @@ async function importYear(kind: Kind, sim: ChildServer, o: BrokersBenchOptions, 
   try {
     await store.migrate();
     const config = loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_MASTER_KEY: randomBytes(32).toString('base64'), LEDGER_SYNC_INTERVAL_S: '0', LEDGER_ALPACA_TRADING_URL: sim.url, LEDGER_LOG_LEVEL: 'warn' });
-    const ledger = await buildApp({ store, config, clock: systemClock, checkSignature: signatureChecker(store), logger: { level: 'warn' } });
+    const ledger = await buildApp(compose({ store, config, clock: systemClock, checkSignature: signatureChecker(store) }), { logger: { level: 'warn' } });
     try {
       const created = await new Operators(store, systemClock).createAgent({ handle: 'brokerbench' });
       if (!created.ok) throw new Error(created.error.message);

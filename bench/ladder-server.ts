@@ -11,6 +11,7 @@
 //                        ids, the signature check on the verifier thread, the commit queue); the
 //                        store buildApp is given chains appends in memory instead of storing them
 import { buildApp } from '../src/api/app.ts';
+import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { GENESIS_PREV_HASH } from '../src/core/chain.ts';
 import { systemClock } from '../src/ledger/clock.ts';
@@ -77,13 +78,10 @@ const store = openStore(config.databaseUrl);
 await store.migrate();
 const verifier = new VerifierThread({ onLate: warnWhenLate((message) => ledger.app.log.warn(message)) });
 const checkSignature = signatureChecker(store, verifier.verify);
-const ledger = await buildApp({
-  store: rung === 'unstored' ? appendingInMemory(store) : store,
-  config,
-  checkSignature,
-  logger: { level: config.logLevel },
-  ...(rung === 'guards' ? { decisions: new FixedAnswer({ store, clock: systemClock, baseUrl: config.baseUrl, checkSignature }) } : {}),
-});
+const ledger = await buildApp(compose(
+  { store: rung === 'unstored' ? appendingInMemory(store) : store, config, checkSignature },
+  rung === 'guards' ? { decisions: new FixedAnswer({ store, clock: systemClock, baseUrl: config.baseUrl, checkSignature }) } : {},
+), { logger: { level: config.logLevel } });
 const url = await ledger.app.listen({ port: config.port, host: config.host });
 serveAsChild(url, async () => {
   await ledger.close();

@@ -22,6 +22,7 @@
 // builds it first), not src/ through tsx, whose keepNames wrapper on every closure made from
 // scratch ~20% slower (973 against 1,171 ms in alternating processes). Seeding and the harness stay in src/.
 import { buildApp, type LedgerApp } from '../dist/api/app.js';
+import { compose } from '../dist/compose.js';
 import { loadConfig } from '../dist/config.js';
 import type { Agent } from '../dist/domain/types.js';
 import { signatureChecker } from '../dist/ledger/signing.js';
@@ -181,7 +182,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     }
 
     progress(`${storeName(kind)}: the inputs bundle streamed, against the export`);
-    const bundleServer = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: v2(market) });
+    const bundleServer = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) }, { performance: v2(market) }));
     const at = await bundleServer.app.listen({ port: 0, host: '127.0.0.1' });
     let bundle: Streamed | null = null;
     let exported: Streamed | null = null;
@@ -192,12 +193,12 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     await bundleServer.close();
 
     progress(`${storeName(kind)}: one decision at a time`);
-    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store), performance: live });
+    const ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_WRITE_LIMIT_PER_MIN: '1000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) }, { performance: live }));
     const { incremental, record } = await oneAtATime(ledger, store, market, synthetic, live, agent, seeded.whale.secret, 30);
 
     progress(`${storeName(kind)}: profile reads`);
     const profile = await reads(ledger, agent.handle, o.reads);
-    const bare = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) });
+    const bare = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) }));
     const bareProfile = await reads(bare, agent.handle, o.reads);
     await bare.close();
 

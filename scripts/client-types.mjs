@@ -27,13 +27,13 @@ const ENV = { LEDGER_DATABASE_URL: 'sqlite::memory:', PORT: '8080', HOST: '127.0
  * path under src/ without extension: the compiled dist/ from the build, the .ts sources in tests).
  */
 export async function generate(load) {
-  const [{ buildApp }, { openStore }, { loadConfig }, { signatureChecker }] = await Promise.all(
-    ['api/app', 'store/open', 'config', 'ledger/signing'].map(load),
+  const [{ buildApp }, { compose }, { openStore }, { loadConfig }, { signatureChecker }] = await Promise.all(
+    ['api/app', 'compose', 'store/open', 'config', 'ledger/signing'].map(load),
   );
   const store = openStore(ENV.LEDGER_DATABASE_URL);
   let ledger;
   try {
-    ledger = await buildApp({ store, config: loadConfig(ENV), checkSignature: signatureChecker(store) });
+    ledger = await buildApp(compose({ store, config: loadConfig(ENV), checkSignature: signatureChecker(store) }));
     await ledger.app.ready();
     const document = ledger.app.swagger();
     const { default: openapiTS, astToString } = await import('openapi-typescript');

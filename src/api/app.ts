@@ -1,5 +1,5 @@
 // The HTTP service: one fastify instance, schema-first routes, every error in the 2.7 body.
-// Dependencies come in (store, clock, config) so tests run the real app on real databases.
+// Its parts come in built (src/compose.ts), so tests run the real app on real databases.
 import Fastify, { type FastifySchema } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
@@ -8,17 +8,15 @@ import { Ajv } from 'ajv';
 import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
-import { systemClock } from '../ledger/clock.ts';
-import { DecisionService } from '../ledger/decisions.ts';
-import { decisionAsserter, type SignatureCheck } from '../ledger/signing.ts';
-import { authenticator } from '../ledger/auth.ts';
+import type { DecisionService } from '../ledger/decisions.ts';
+import type { AssertDecision } from '../ledger/signing.ts';
+import type { Authenticate } from '../ledger/auth.ts';
 import { errors } from '../ledger/errors.ts';
-import { SigningKeys } from '../ledger/keys.ts';
-import { Operators } from '../ledger/operators.ts';
+import type { SigningKeys } from '../ledger/keys.ts';
+import type { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
 import type { LedgerStore } from '../store/port.ts';
-import type { WitnessPolicy } from '../core/witness-policy.ts';
-import type { Agent } from '../domain/types.ts';
+import type { LogRelay } from '../runtime/log-relay.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, MAX_PATH_SEGMENT, sendError } from './errors.ts';
 import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
@@ -33,66 +31,61 @@ import { healthRoutes } from './routes/health.ts';
 import { immutableRoutes } from './routes/immutable.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { publicRoutes } from './routes/public/index.ts';
-import { PublicReads } from '../ledger/public/reads.ts';
-import { AgentRecords } from '../ledger/public/agent-records.ts';
-import { ExecutionLinks } from '../brokers/links.ts';
+import type { PublicReads } from '../ledger/public/reads.ts';
 import type { BrokerConnections } from '../brokers/connections.ts';
-import type { Keyring } from '../brokers/vault.ts';
-import { brokerConnections, keyringLoader } from '../brokers/service.ts';
 import { brokerRoutes } from './routes/brokers.ts';
-import { LogReads } from '../log/reads.ts';
-import { AnchorReads } from '../anchor/reads.ts';
-import { performanceOf, type PerformanceService } from '../performance/service.ts';
-import { Directory } from '../directory/service.ts';
-import { DirectoryJob } from '../directory/job.ts';
-import { DEFAULT_SYNTHETIC_SEED, selectMarketData } from '../market/select.ts';
-import { NoMarketData } from '../market/none.ts';
-import type { MarketData } from '../market/port.ts';
-import { Badges, type PerformanceSummaryOf } from '../site/badges.ts';
+import type { LogReads } from '../log/reads.ts';
+import type { AnchorReads } from '../anchor/reads.ts';
+import type { PerformanceService } from '../performance/service.ts';
+import type { Directory } from '../directory/service.ts';
+import type { DirectoryJob } from '../directory/job.ts';
+import type { Badges } from '../site/badges.ts';
 import { badgeRoutes } from './routes/badges.ts';
 import { llmsAndDocsRoutes } from './routes/llms-and-docs.ts';
-import { observationReads } from '../market/service.ts';
+import type { ObservationReads } from '../market/observations.ts';
 import type { PricingStatus } from '../market/pricing.ts';
 import type { WebhookEndpoints } from '../webhooks/endpoints.ts';
-import { webhookEndpoints } from '../webhooks/service.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
-import { Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
-import { Site } from '../site/site.ts';
+import { type Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
+import type { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
 import { ReadGate } from './read-gate.ts';
 import { DEFAULT_LOOP_SHARE, readPacer } from '../runtime/loop-share.ts';
 
 export type { App } from './types.ts';
 
-export type AppDeps = {
+/** The parts the routes serve, built once by the composition root (src/compose.ts). */
+export type AppParts = {
   store: LedgerStore;
   config: Config;
-  clock?: Clock;
-  checkSignature: SignatureCheck;
-  logger?: boolean | object;
-  /** The vkey of this node's log key (log/key.ts), published on /transparency while the log is empty. */
-  logVkey?: string;
-  /** The witness policy (LEDGER_WITNESS_POLICY): checkpoints are published with their cosignatures and quorum status. */
-  witnessPolicy?: WitnessPolicy | null;
-  /** A record path to serve instead of the one built from store, clock and checkSignature (a measurement fixture's fake). */
-  decisions?: DecisionService;
-  /** Broker connections; built from config, store and clock when omitted. */
-  brokers?: BrokerConnections;
-  /** Portfolios and performance (src/performance/service.ts); built over the store's market sub-port when omitted. */
-  performance?: PerformanceService;
-  /** The configured market-data provider (one instance, so its rate limit is counted once); chosen from config.market when omitted. */
-  market?: MarketData;
-  /** The agent's performance as the `return` badge shows it; from `performance` when omitted, else none. */
-  performanceSummary?: PerformanceSummaryOf;
+  clock: Clock;
+  /** The parts' logger: the app attaches its own logger to it. */
+  log: LogRelay;
+  /** Null unless metrics are configured. */
+  metrics: Metrics | null;
+  decisions: DecisionService;
+  authenticate: Authenticate;
+  assert: AssertDecision;
+  keys: SigningKeys;
+  operators: Operators;
+  reads: PublicReads;
+  logReads: LogReads;
+  anchorReads: AnchorReads;
+  prices: ObservationReads;
+  performance: PerformanceService;
+  directory: Directory;
+  /** Keeps the directory's board level with the stored reports (directory/job.ts); the server starts it. */
+  directoryJob: DirectoryJob;
+  site: Site;
+  badges: Badges;
+  brokers: BrokerConnections;
+  webhooks: WebhookEndpoints;
   /** The pricing job's status, shown on /readyz (market/service.ts). */
-  pricingStatus?: () => PricingStatus;
-  /** A read replica of `store` for the public reads (config.readDatabaseUrl). */
-  readReplica?: LedgerStore | null;
-  /** Webhook endpoints; built from config, store and clock when omitted. */
-  webhooks?: WebhookEndpoints;
-  /** The vault's master keyring (brokers/service.ts keyringLoader, checked at start by the server); loaded from config on first use when omitted. */
-  keyring?: () => Promise<Keyring>;
+  pricingStatus: () => PricingStatus;
 };
+
+/** `logger`: fastify's logger options (api/logging.ts); none when omitted. */
+export type AppOptions = { logger?: boolean | object };
 
 export type LedgerApp = {
   app: App;
@@ -131,88 +124,42 @@ function rateLimitRedis(app: App, url: string): Redis {
   return redis;
 }
 
-/** The provider config.market names; a bad setting (the server refuses it at start) prices nothing. */
-function configuredMarket(config: Config): MarketData {
-  const selected = selectMarketData(config.market);
-  return selected.ok ? selected.market : new NoMarketData(`no market data: ${selected.error}`);
-}
-
 /** Seconds a client is told to wait when it reaches a node that is shutting down. */
 const RETRY_AFTER_CLOSING_S = 5;
 
-export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
-  const { store, config } = deps;
-  const clock = deps.clock ?? systemClock;
+export async function buildApp(parts: AppParts, options: AppOptions = {}): Promise<LedgerApp> {
+  const { store, config, clock, metrics, decisions, reads, brokers } = parts;
   let closing = false;
 
-  const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(deps);
-  const metrics = config.metrics.enabled ? new Metrics() : null;
+  const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(config, options);
+  parts.log.attach(app.log);
   metrics?.install(app);
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
   });
-
-  const decisions = deps.decisions ?? new DecisionService({
-    store, clock, baseUrl: config.baseUrl, checkSignature: deps.checkSignature, ...(metrics ? { observeCommits: metrics.observeCommit } : {}),
-  });
   metrics?.connect({ store, queueDepth: () => decisions.queueDepth, redis });
   if (metrics && config.metrics.port === null) metricsRoute(app, metrics);
-  const operators = new Operators(store, clock);
 
-  const authenticate = authenticator(store);
-  const reads = new PublicReads(store, config.baseUrl, {
-    replica: deps.readReplica ?? null,
-    onReplica: (up, reason) => (up
-      ? app.log.info('public reads: the read replica answers again')
-      : app.log.warn({ reason }, 'public reads: the read replica is not answering; reading from the primary meanwhile')),
-  });
-
-  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: deps.pricingStatus });
+  const { authenticate } = parts;
+  await app.register(healthRoutes, { ping: () => store.ping(), isClosing: () => closing, rateLimitsDegraded, pricing: parts.pricingStatus });
   await app.register(decisionRoutes, { authenticate, decisions, baseUrl: config.baseUrl, writeLimitPerMinute: config.writeLimitPerMinute, writeBudget });
-  await app.register(assertionRoutes, { authenticate, assert: decisionAsserter({ store, clock }) });
-  await app.register(keyRoutes, { authenticate, keys: new SigningKeys(store, clock) });
+  await app.register(assertionRoutes, { authenticate, assert: parts.assert });
+  await app.register(keyRoutes, { authenticate, keys: parts.keys });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
-  const log = new LogReads(store.log, deps.logVkey ?? null, config.baseUrl, deps.witnessPolicy ? { policy: deps.witnessPolicy, cosignatures: store.cosignatures } : null);
-  const anchors = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  const performance = deps.performance ?? performanceOf(store, {
-    provider: deps.market ?? configuredMarket(config), seed: config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED, benchmark: config.performance.benchmark, clock,
-  });
   const gate = new ReadGate(config.readBounds);
   readPacer.configure({ ...DEFAULT_LOOP_SHARE, share: config.readBounds.loopSharePercent / 100 });
   metrics?.watchReadGate(gate);
   const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
-  const directory = new Directory(store, config.baseUrl, () => clock.now().getTime());
-  const directoryJob = new DirectoryJob({
-    store, clock, log: (level, message) => app.log[level](message),
-    refresh: async (agent) => {
-      await performance.report(agent, 'model');
-      await performance.report(agent, 'broker');
-    },
+  await app.register(publicRoutes, {
+    reads, ...readLimits, clock, log: parts.logReads, anchors: parts.anchorReads, prices: parts.prices, performance: parts.performance, directory: parts.directory,
   });
-  await app.register(publicRoutes, { reads, ...readLimits, clock, log, anchors, prices: observationReads(store), performance, directory });
-  const records = new AgentRecords(store);
-  const links = new ExecutionLinks(store);
-  const site = new Site({
-    reads, log, anchors, prices: observationReads(store), records, links, clock, siteUrl: config.siteUrl, baseUrl: config.baseUrl,
-    profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
-    directory,
-  });
-  await app.register(siteRoutes, { site, ...readLimits });
-  const keyring = deps.keyring ?? keyringLoader(config.brokers, (level, message, fields) => app.log[level](fields ?? {}, message), store);
-  const brokers = deps.brokers ?? brokerConnections({
-    store, config: config.brokers, siteUrl: config.siteUrl, clock, log: (level, message, fields) => app.log[level](fields ?? {}, message), keyring,
-  });
+  await app.register(siteRoutes, { site: parts.site, ...readLimits });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
-  const webhooks = deps.webhooks ?? webhookEndpoints({
-    store, config: config.webhooks, clock, keyring,
-  });
-  await app.register(webhookRoutes, { authenticate, endpoints: webhooks });
-  if (config.adminToken) await app.register(adminRoutes, { operators, adminToken: config.adminToken });
-  const summary = deps.performanceSummary ?? ((agent: Agent) => performance.storedSummary(agent));
-  const badges = new Badges({ records, links, clock, performance: summary, log: (message, error) => app.log.warn({ err: error }, message) });
-  await app.register(badgeRoutes, { badges, gate });
+  await app.register(webhookRoutes, { authenticate, endpoints: parts.webhooks });
+  if (config.adminToken) await app.register(adminRoutes, { operators: parts.operators, adminToken: config.adminToken });
+  await app.register(badgeRoutes, { badges: parts.badges, gate });
   await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger(), ...readLimits });
 
   await app.ready();
@@ -222,7 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
     brokers,
     metrics,
     gate,
-    directoryJob,
+    directoryJob: parts.directoryJob,
     close: async () => {
       closing = true;
       await closeGracefully(app);
@@ -233,9 +180,9 @@ export async function buildApp(deps: AppDeps): Promise<LedgerApp> {
 }
 
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
-async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
+async function createFastify(config: Config, options: AppOptions): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
     genReqId: requestId,
@@ -257,9 +204,9 @@ async function createFastify(deps: AppDeps): Promise<{ app: App; rateLimitsDegra
   installErrorHandling(app);
   installJsonBody(app);
   installStrictQueryIntegers(app);
-  await registerOpenApi(app, deps.config);
-  const limits = await registerRateLimits(app, deps.config);
-  return { app, rateLimitsDegraded: () => deps.config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget, redis: limits.redis };
+  await registerOpenApi(app, config);
+  const limits = await registerRateLimits(app, config);
+  return { app, rateLimitsDegraded: () => config.redisUrl !== null && !limits.isShared(), writeBudget: limits.writeBudget, redis: limits.redis };
 }
 
 async function registerOpenApi(app: App, config: Config): Promise<void> {

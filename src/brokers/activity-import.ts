@@ -9,7 +9,7 @@ import { sha256Hex } from '../core/sha256.ts';
 import type { Agent } from '../domain/types.ts';
 import { appendRecords, type AppendRequest } from '../ledger/append.ts';
 import type { Clock } from '../ledger/clock.ts';
-import type { BrokerStore, ImportedActivity } from '../store/broker-port.ts';
+import type { BrokerStore, ImportedActivity } from './port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { activityContent, activityKeys, dedupeActivities, type BrokerActivity } from './activity.ts';
 

@@ -5,9 +5,9 @@
 // background syncs started on demand (drained on shutdown).
 import { createHash, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
-import type { Agent } from '../domain/types.ts';
+import type { Agent, Sealed } from '../domain/types.ts';
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
-import type { BrokerConnection, BrokerStore, PositionSnapshot, Sealed } from '../store/broker-port.ts';
+import type { BrokerConnection, BrokerStore, PositionSnapshot } from './port.ts';
 import { checkAlpacaCredentials, type AlpacaEnvironment } from './alpaca.ts';
 import { SnapTradeClient, type SnapTradeUser } from './snaptrade.ts';
 import { BrokerSync, snapTradeUserAad, type ProgressListener, type SyncDeps, type SyncOutcome } from './sync.ts';

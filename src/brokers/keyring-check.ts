@@ -5,7 +5,7 @@
 // the secrets already sealed under it, then its check is recorded), and every version the data is
 // sealed under must be in the keyring. Messages name versions, never key material.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SealedSample, VaultStore } from '../store/vault-port.ts';
+import type { SealedSample, VaultStore } from './port.ts';
 import { secretAad } from '../webhooks/endpoints.ts';
 import { snapTradeUserAad } from './sync.ts';
 import { unseal, type Keyring, type VaultResult } from './vault.ts';

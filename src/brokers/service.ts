@@ -4,9 +4,7 @@
 // worker the server starts.
 import type { BrokerConfig } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { vaultStoreOf } from '../store/vault.ts';
 import { BrokerConnections } from './connections.ts';
 import type { BrokerEndpoints, BrokerLog } from './sync.ts';
 import { verifyKeyring } from './keyring-check.ts';
@@ -36,7 +34,7 @@ export function keyringLoader(config: BrokerConfig, log: BrokerLog, store: Ledge
     });
     if (!r.ok) throw new KeyringError(r.error.message);
     const source = r.value.source;
-    const checked = await verifyKeyring(r.value.ring, vaultStoreOf(store), new Date().toISOString());
+    const checked = await verifyKeyring(r.value.ring, store.vault, new Date().toISOString());
     if (!checked.ok) throw new KeyringError(`${source.kind === 'env' ? 'LEDGER_MASTER_KEY' : `master key file ${source.path}`}: ${checked.error.message}`);
     if (source.kind === 'generated') {
       log('warn', `generated the master key at ${source.path}, which seals broker credentials and webhook secrets: back it up (without it, they cannot be opened), or set LEDGER_MASTER_KEY / LEDGER_MASTER_KEY_FILE`);
@@ -53,7 +51,7 @@ export function keyringLoader(config: BrokerConfig, log: BrokerLog, store: Ledge
 export function brokerConnections(input: { store: LedgerStore; config: BrokerConfig; siteUrl: string; clock: Clock; log: BrokerLog; keyring?: () => Promise<Keyring> }): BrokerConnections {
   return new BrokerConnections({
     store: input.store,
-    brokers: brokerStoreOf(input.store),
+    brokers: input.store.brokers,
     clock: input.clock,
     keyring: input.keyring ?? keyringLoader(input.config, input.log, input.store),
     endpoints: brokerEndpoints(input.config),

@@ -23,7 +23,7 @@ import { appendRecords, type AppendRequest } from '../ledger/append.ts';
 import type { Clock } from '../ledger/clock.ts';
 import type {
   BrokerConnection, BrokerStore, ImportedFill, SyncCounts, SyncCursor, SyncProgress, SyncSummary,
-} from '../store/broker-port.ts';
+} from './port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { AlpacaClient, type AlpacaFillActivity, type AlpacaNonTradeActivity } from './alpaca.ts';
 import { alpacaActivities, snapTradeActivities, type ActivityProblem, type BrokerActivity } from './activity.ts';

@@ -15,12 +15,12 @@ const log = (level: string, message: string) => {
 
 /** The modules the commands run on, loaded when one runs (not for `ledger --help`). */
 async function load() {
-  const [clock, service, connections, vault, keyringCheck, vaultStore, brokerStore, webhookStore, endpoints, open] = await Promise.all([
+  const [clock, service, connections, vault, keyringCheck, endpoints, open] = await Promise.all([
     import('../ledger/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../brokers/vault.ts'),
-    import('../brokers/keyring-check.ts'), import('../store/vault.ts'), import('../store/brokers.ts'), import('../store/webhooks.ts'),
+    import('../brokers/keyring-check.ts'),
     import('../webhooks/endpoints.ts'), import('../store/open.ts'),
   ]);
-  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...vaultStore, ...brokerStore, ...webhookStore, ...endpoints, ...open };
+  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...endpoints, ...open };
 }
 
 async function withBrokers<T>(opts: Common, work: (c: BrokerConnections, store: LedgerStore, config: Config) => Promise<T>): Promise<T> {
@@ -81,7 +81,7 @@ export function registerBrokerCommands(program: Command): void {
 
   withCommon(brokers.command('disconnect <id>').description('Stop syncing and destroy the credentials (imported records stay)'))
     .action(async (id: string, opts: Common) => withBrokers(opts, async (c, store) => {
-      const found = await (await load()).brokerStoreOf(store).findConnection(id);
+      const found = await store.brokers.findConnection(id);
       if (!found) throw new Error(`no broker connection ${id}`);
       const view = await c.disconnectConnection(found);
       console.log(opts.json ? JSON.stringify(view, null, 2) : `${view.id} disconnected`);
@@ -93,7 +93,7 @@ export function registerBrokerCommands(program: Command): void {
     .action(async (opts: Common & { printNew?: boolean }) => {
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
       const {
-        loadMasterKeyring, formatKeyring, addKeyVersion, openStore, vaultStoreOf, verifyKeyring, resealAll, brokerStoreOf, resealSecrets, webhookStoreOf,
+        loadMasterKeyring, formatKeyring, addKeyVersion, openStore, verifyKeyring, resealAll, resealSecrets,
       } = await load();
       const loaded = await loadMasterKeyring({
         env: { LEDGER_MASTER_KEY: config.brokers.masterKey ?? undefined, LEDGER_MASTER_KEY_FILE: config.brokers.masterKeyFile ?? undefined },
@@ -111,7 +111,7 @@ export function registerBrokerCommands(program: Command): void {
       const store = openStore(config.databaseUrl);
       try {
         await store.migrate();
-        const vault = vaultStoreOf(store);
+        const vault = store.vault;
         // The keyring must open what it sealed before anything is re-sealed under a new version.
         const checkAgainst = async (ring: Keyring) => {
           const checked = await verifyKeyring(ring, vault, new Date().toISOString());
@@ -126,9 +126,9 @@ export function registerBrokerCommands(program: Command): void {
           await rename(temp, source.path);
           await checkAgainst(ring); // records the new version's check
         }
-        const r = await resealAll(brokerStoreOf(store), ring, new Date().toISOString());
+        const r = await resealAll(store.brokers, ring, new Date().toISOString());
         if (!r.ok) throw new Error(r.error.message);
-        const hooks = await resealSecrets(webhookStoreOf(store), ring);
+        const hooks = await resealSecrets(store.webhooks, ring);
         if (!hooks.ok) throw new Error(hooks.error.message);
         console.log(`master key version ${ring.current.version} (${where}): re-sealed ${r.value.connections} connection(s), ${r.value.users} SnapTrade user secret(s) and ${hooks.value} webhook secret(s). Back the file up.`);
       } finally {

@@ -1,4 +1,4 @@
-// The directory job: keeps agent_headlines (store/directory-port.ts) level with the facts. Each turn
+// The directory job: keeps agent_headlines (port.ts) level with the facts. Each turn
 // projects again the agents that recorded since the last turn (records after a sort-key mark, read
 // through the records' unique sort-key index), then sweeps the next window of agents by id for rows
 // missing or behind (a new agent, a status changed, a report stored since): at 100,000 agents a
@@ -11,9 +11,7 @@
 import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../ledger/clock.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
-import { directoryStoreOf } from '../store/directory.ts';
-import type { DirectoryStore } from '../store/directory-port.ts';
+import type { DirectoryStore } from './port.ts';
 import { marketStoreOf } from '../store/market.ts';
 import type { StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
@@ -51,7 +49,7 @@ export class DirectoryJob {
   private sweepAfter = '';
 
   constructor(private readonly deps: DirectoryJobDeps) {
-    this.directory = directoryStoreOf(deps.store);
+    this.directory = deps.store.directory;
     this.loop = new JobLoop({
       turn: () => this.turn(),
       failed: (err) => {
@@ -127,7 +125,7 @@ export class DirectoryJob {
     // The counts are read before the reports: a report never covers records the row does not count.
     const [head, counts] = await Promise.all([store.chainHead(agent.id), store.countRecords(agent.id)]);
     const [first] = head.seq === 0 ? [] : await store.listChain(agent.id, 0, 1, 1);
-    const links = counts.byType.execution === 0 ? { link_token: 0 } : await brokerStoreOf(store).linkCounts(agent.id);
+    const links = counts.byType.execution === 0 ? { link_token: 0 } : await store.brokers.linkCounts(agent.id);
     const [model, broker] = await Promise.all([market.report(agent.id, 'model'), market.report(agent.id, 'broker')]);
     return {
       agent,

@@ -5,7 +5,7 @@
 // the sort keys (ties by agent id, the unranked after the ranked), the verification level, and the
 // small curve. Pure: the job (job.ts) gathers the facts and writes the row.
 import type { Agent } from '../domain/types.ts';
-import { LEVEL_SHARE_PERCENT, UNRANKED_KEY, type BoardSort, type Headline } from '../store/directory-port.ts';
+import { LEVEL_SHARE_PERCENT, UNRANKED_KEY, type BoardSort, type Headline } from './port.ts';
 import { MIN_RETURNS_RISK } from '../performance/metrics.ts';
 import type { PublishedReport } from '../performance/engine.ts';
 

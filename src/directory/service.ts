@@ -1,5 +1,5 @@
 // The directory use case: GET /v1/agents (JSON or CSV) and the /agents page read the board here.
-// A listing reads the projected rows (store/directory-port.ts), never a report: every figure is as
+// A listing reads the projected rows (port.ts), never a report: every figure is as
 // of the stored report it came from, and the answer says when the board was last projected.
 // Paging is keyset-based on (sort key, agent id), pinned to the board version of the first page
 // (the cursor carries it), so records, new agents and re-projections meanwhile never skip or
@@ -8,10 +8,9 @@
 // Owns: the listing's query, cursor, ranks, counts and its JSON and CSV documents.
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText } from '../performance/csv.ts';
-import { directoryStoreOf } from '../store/directory.ts';
 import {
   BOARD_SORTS, UNRANKED_KEY, type BoardCounts, type BoardFilter, type BoardSort, type BoardState, type DirectoryStore, type Headline,
-} from '../store/directory-port.ts';
+} from './port.ts';
 import type { LedgerStore } from '../store/port.ts';
 
 export { BOARD_SORTS, type BoardSort };
@@ -93,7 +92,7 @@ export class Directory {
 
   /** `baseUrl`: the API's published address (with /v1), as the other documents name their links. */
   constructor(store: LedgerStore, private readonly baseUrl: string, private readonly now: () => number = Date.now) {
-    this.board = directoryStoreOf(store);
+    this.board = store.directory;
   }
 
   async list(q: ListQuery): Promise<Result<DirectoryPage>> {

@@ -63,3 +63,16 @@ export type StoredRecord = {
 export type RecordCounts = { total: number; signed: number; byType: Record<RecordType, number> };
 
 export type AgentHead = { agent: Agent; head: ChainHead };
+
+/** A secret sealed by the vault (src/brokers/vault.ts), with the master key version that sealed it. */
+export type Sealed = { sealed: string; keyVersion: number };
+
+/** An execution record linked to a decision, found through the broker import's link column. */
+export type LinkedExecution = { decisionId: string; record: StoredRecord };
+
+export type LinkedExecutions = {
+  /** Per decision, oldest first, at most `perDecision`. */
+  executions: LinkedExecution[];
+  /** Per decision id, how many executions link to it in all. */
+  totals: Map<string, number>;
+};

@@ -20,12 +20,11 @@
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import type { Clock } from '../ledger/clock.ts';
 import type { Agent, StoredRecord } from '../domain/types.ts';
-import type { BrokerStore } from '../store/broker-port.ts';
+import type { BrokerStore } from '../brokers/port.ts';
 import type { MarketStore, PriceSource, StoredCorporateAction, StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { DailyCloses } from '../market/closes.ts';
 import { SyntheticMarketData } from '../market/synthetic.ts';
-import { brokerStoreOf } from '../store/brokers.ts';
 import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError } from '../market/port.ts';
@@ -90,7 +89,7 @@ export function performanceOf(store: LedgerStore, o: { provider: MarketData; see
   const synthetic = o.provider.source === 'synthetic' ? o.provider : new SyntheticMarketData(o.seed);
   const market = marketStoreOf(store);
   return new PerformanceService({
-    store, market, provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: brokerStoreOf(store),
+    store, market, provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: store.brokers,
     method: 'perf_v2', corporateActions: (source, symbols) => storedActions(market, source, symbols),
   });
 }

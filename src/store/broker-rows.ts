@@ -1,6 +1,6 @@
 // Rows of the broker tables <-> the broker sub-port's types, shared by both adapters.
 import { encodeTime } from 'ulid';
-import type { BrokerConnection, BrokerUser, ConnectionPatch, DecisionForLinking, LinkCounts, PositionSnapshot } from './broker-port.ts';
+import type { BrokerConnection, BrokerUser, ConnectionPatch, DecisionForLinking, LinkCounts, PositionSnapshot } from '../brokers/port.ts';
 import type { Row } from './rows.ts';
 
 const json = <T>(text: unknown, fallback: T): T => (typeof text === 'string' && text !== '' ? (JSON.parse(text) as T) : fallback);

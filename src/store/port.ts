@@ -4,6 +4,10 @@ import type { RecordType } from '../core/chain.ts';
 import type { LogStore } from './log-port.ts';
 import type { AnchorStore } from './anchor-port.ts';
 import type { CosignatureStore } from './cosignature-port.ts';
+import type { WebhookStore } from '../webhooks/port.ts';
+import type { BrokerStore, VaultStore } from '../brokers/port.ts';
+import type { DirectoryStore } from '../directory/port.ts';
+import type { SiteStore } from '../site/port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
@@ -72,6 +76,16 @@ export interface LedgerStore {
   readonly anchors: AnchorStore;
   /** Witness cosignatures of the log's checkpoints (cosignature-port.ts). */
   readonly cosignatures: CosignatureStore;
+  /** The webhooks wing's endpoints and outbox (webhooks/port.ts). */
+  readonly webhooks: WebhookStore;
+  /** The vault's key checks and sealed samples (brokers/port.ts). */
+  readonly vault: VaultStore;
+  /** The broker wing's connections, imported fills and snapshots (brokers/port.ts). */
+  readonly brokers: BrokerStore;
+  /** The directory wing's board of agent headlines (directory/port.ts). */
+  readonly directory: DirectoryStore;
+  /** The site wing's reads beyond the public ones (site/port.ts). */
+  readonly site: SiteStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

@@ -3,7 +3,7 @@ import type { Row } from './rows.ts';
 import type {
   AnchorEvent, CheckpointEvent, DeliveryAttempt, DisabledReason, EndpointStatus, LeafOwner, MessageStatus, WebhookEndpoint,
   WebhookEventType, WebhookMessage,
-} from './webhook-port.ts';
+} from '../webhooks/port.ts';
 
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -1,4 +1,4 @@
-// The deliverer: the one process at a time (webhook-port.ts: tryDeliverer) that fans committed
+// The deliverer: the one process at a time (port.ts: tryDeliverer) that fans committed
 // events out into the outbox (fanout.ts) and sends them. Each endpoint gets its messages one at a
 // time, in outbox order (per agent: chain order), so a receiver never sees a later event before
 // an earlier one; while the oldest keeps failing, the later ones wait behind it. A failed attempt
@@ -9,7 +9,7 @@
 // At least once: an attempt cut short by a crash or a stop is not logged, and is made again.
 import { Webhook } from 'standardwebhooks';
 import { SingletonJob } from '../runtime/job-loop.ts';
-import type { WebhookEndpoint, WebhookMessage, WebhookSession, WebhookStore } from '../store/webhook-port.ts';
+import type { WebhookEndpoint, WebhookMessage, WebhookSession, WebhookStore } from './port.ts';
 import type { FanOut } from './fanout.ts';
 import { nextAttemptMs, type RetryPolicy } from './schedule.ts';
 import { keepAliveAgents, send, type SendLimits } from './send.ts';

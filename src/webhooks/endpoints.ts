@@ -8,10 +8,10 @@ import type { Clock } from '../ledger/clock.ts';
 import { errors, fail, ok, type Result } from '../ledger/errors.ts';
 import type { Keyring } from '../brokers/vault.ts';
 import { reseal, seal, unseal } from '../brokers/vault.ts';
-import type { DeliveryAttempt, WebhookEndpoint, WebhookEventType, WebhookMessage, WebhookStore } from '../store/webhook-port.ts';
+import type { DeliveryAttempt, WebhookEndpoint, WebhookEventType, WebhookMessage, WebhookStore } from './port.ts';
 import { checkHost, checkUrlShape, type Resolve } from './address.ts';
 
-export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../store/webhook-port.ts';
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './port.ts';
 
 const nextUlid = monotonicFactory();
 export const ENDPOINT_ID_PATTERN = '^wh_[0-9A-HJKMNP-TV-Z]{26}$';

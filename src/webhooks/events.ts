@@ -7,7 +7,7 @@ import { b64Encode } from '../core/base64.ts';
 import type { StoredRecord } from '../domain/types.ts';
 import { recordJson } from '../ledger/public/record-text.ts';
 import { PublicUrls } from '../ledger/public/urls.ts';
-import type { AnchorEvent, CheckpointEvent, LeafOwner, WebhookEventType } from '../store/webhook-port.ts';
+import type { AnchorEvent, CheckpointEvent, LeafOwner, WebhookEventType } from './port.ts';
 
 /** What is sent for one event: the same for every endpoint of the agent. */
 export type EventBody = { type: WebhookEventType; subject: string; payload: string };

@@ -10,7 +10,7 @@
 import { monotonicFactory } from 'ulid';
 import type { StoredRecord } from '../domain/types.ts';
 import { sortKeyOf } from '../store/rows.ts';
-import type { LeafOwner, NewMessage, WebhookEndpoint, WebhookEventType, WebhookSession } from '../store/webhook-port.ts';
+import type { LeafOwner, NewMessage, WebhookEndpoint, WebhookEventType, WebhookSession } from './port.ts';
 import { EventBodies, recordEventType, type EventBody } from './events.ts';
 
 const nextUlid = monotonicFactory();

@@ -7,7 +7,6 @@ import type { WebhookConfig } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
 import type { Keyring } from '../brokers/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { webhookStoreOf } from '../store/webhooks.ts';
 import type { Resolve } from './address.ts';
 import { Deliverer } from './deliverer.ts';
 import { openSecret, WebhookEndpoints } from './endpoints.ts';
@@ -24,7 +23,7 @@ export const RETENTION_MS = 30 * 86_400_000;
 
 export function webhookEndpoints(input: { store: LedgerStore; config: WebhookConfig; keyring: () => Promise<Keyring>; clock: Clock; resolve?: Resolve }): WebhookEndpoints {
   return new WebhookEndpoints({
-    webhooks: webhookStoreOf(input.store), clock: input.clock, keyring: input.keyring, allowPrivate: input.config.allowPrivate, resolve: input.resolve,
+    webhooks: input.store.webhooks, clock: input.clock, keyring: input.keyring, allowPrivate: input.config.allowPrivate, resolve: input.resolve,
   });
 }
 
@@ -35,7 +34,7 @@ export function startDeliverer(input: {
 }): Deliverer {
   const { config, tuning = {} } = input;
   const deliverer = new Deliverer({
-    webhooks: webhookStoreOf(input.store),
+    webhooks: input.store.webhooks,
     fanOut: new FanOut(new EventBodies(input.baseUrl), () => new Date()),
     secretOf: (endpoint) => openSecret(input.keyring, endpoint),
     limits: { timeoutMs: config.timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, allowPrivate: config.allowPrivate, resolve: tuning.resolve },

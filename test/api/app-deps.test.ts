@@ -1,8 +1,9 @@
-// buildApp's optional `decisions` dependency: a record path given to it is the one the app
+// compose's `decisions` replacement: a record path given to it is the one the app
 // serves; without it, the app builds and serves the real one on its store.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
 import { DecisionService, type DecisionOutcome } from '../../src/ledger/decisions.ts';
@@ -28,7 +29,7 @@ async function appWith(inject: boolean) {
   const config = loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' });
   const checkSignature = signatureChecker(store);
   const fake = new FixedAnswer({ store, clock: systemClock, baseUrl: config.baseUrl, checkSignature });
-  const ledger = await buildApp({ store, config, checkSignature, ...(inject ? { decisions: fake } : {}) });
+  const ledger = await buildApp(compose({ store, config, checkSignature }, { ...(inject ? { decisions: fake } : {}) }));
   const created = await new Operators(store, systemClock).createAgent({ handle: inject ? 'with-fake' : 'without-fake', demo: false });
   if (!created.ok) throw new Error(created.error.message);
   const close = async () => {
@@ -38,7 +39,7 @@ async function appWith(inject: boolean) {
   return { ledger, store, fake, agentId: created.value.agent.id, secret: created.value.apiKey.secret, close };
 }
 
-test('a record path given to buildApp answers the writes, and nothing is stored', async () => {
+test('a record path given to compose answers the writes, and nothing is stored', async () => {
   const t = await appWith(true);
   try {
     assert.equal(t.ledger.decisions, t.fake);
@@ -52,7 +53,7 @@ test('a record path given to buildApp answers the writes, and nothing is stored'
   }
 });
 
-test('without one, buildApp serves the real record path on its store', async () => {
+test('without one, the composed app serves the real record path on its store', async () => {
   const t = await appWith(false);
   try {
     assert.notEqual(t.ledger.decisions, t.fake);

@@ -6,6 +6,7 @@ import { createServer, connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
@@ -71,7 +72,7 @@ describe('a Redis outage', { skip }, () => {
     await store.migrate();
     const config = loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_REDIS_URL: `redis://127.0.0.1:${port}`, LEDGER_WRITE_LIMIT_PER_MIN: '1000' });
     const stream = new Writable({ write(chunk, _encoding, done) { log += chunk.toString(); done(); } });
-    ledger = await buildApp({ store, config, checkSignature: signatureChecker(store), logger: { level: 'info', stream } });
+    ledger = await buildApp(compose({ store, config, checkSignature: signatureChecker(store) }), { logger: { level: 'info', stream } });
     const created = await new Operators(store, systemClock).createAgent({ handle: uniqueHandle('redis') });
     assert.ok(created.ok);
     secret = created.value.apiKey.secret;

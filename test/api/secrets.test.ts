@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loggerOptions, redactSecrets } from '../../src/api/logging.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
@@ -21,7 +22,7 @@ before(async () => {
   await store.migrate();
   const stream = new Writable({ write(chunk, _encoding, done) { log += chunk.toString(); done(); } });
   const config = loadConfig({ LEDGER_ADMIN_TOKEN: ADMIN_TOKEN, LEDGER_DATABASE_URL: 'sqlite::memory:' });
-  ledger = await buildApp({ store, config, checkSignature: signatureChecker(store), logger: { ...loggerOptions('info'), stream } });
+  ledger = await buildApp(compose({ store, config, checkSignature: signatureChecker(store) }), { logger: { ...loggerOptions('info'), stream } });
 });
 after(async () => {
   await ledger.close();

@@ -17,8 +17,7 @@ import { PerformanceService } from '../../src/performance/service.ts';
 import type { Computed } from '../../src/performance/types.ts';
 import { marketStoreOf } from '../../src/store/market.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
-import type { BrokerStore } from '../../src/store/broker-port.ts';
+import type { BrokerStore } from '../../src/brokers/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { runVerify } from '../../src/verify/run.ts';
 import { asChainRecord } from '../api/record-helpers.ts';
@@ -69,7 +68,7 @@ await forEachStore('broker activities imported as activity records', (kind) => {
     alpaca = await startAlpacaSim({ scenario: accountWithActivities({ quirks: { prefixPaging: true } }) });
     snap = await startSnapTradeSim({ scenario: snapTradeAccountHistory() });
     store = await kind.open();
-    brokers = brokerStoreOf(store);
+    brokers = store.brokers;
     const p = snap.scenario.partner;
     t = await brokerTestApp(store, {
       LEDGER_ALPACA_TRADING_URL: alpaca.url, LEDGER_SNAPTRADE_URL: snap.url, LEDGER_SNAPTRADE_CLIENT_ID: p.clientId, LEDGER_SNAPTRADE_CONSUMER_KEY: p.consumerKey,

@@ -5,7 +5,6 @@
 // the connection's last_error and the log.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { scrub } from '../../src/brokers/http.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -65,7 +64,7 @@ await forEachStore('Alpaca credentials', (kind) => {
         }
       }
       assert.deepEqual(sim.requests, [], 'no request reached Alpaca');
-      assert.deepEqual(await brokerStoreOf(store).listConnections(a.agentId), []);
+      assert.deepEqual(await store.brokers.listConnections(a.agentId), []);
       // The same pair without the stray characters connects.
       assert.equal((await connect(t, a.secret, { api_key_id: KEYS.keyId, api_secret: KEYS.secretKey })).statusCode, 201);
     } finally {
@@ -83,7 +82,7 @@ await forEachStore('Alpaca credentials', (kind) => {
       const e = assertError(res, 500, 'internal_error');
       assert.match(e.message, /master key/);
       assert.deepEqual(sim.requests, [], 'the credentials never left the service');
-      assert.deepEqual(await brokerStoreOf(store).listConnections(a.agentId), []);
+      assert.deepEqual(await store.brokers.listConnections(a.agentId), []);
     } finally {
       await t.close();
       await sim.close();
@@ -122,7 +121,7 @@ await forEachStore('Alpaca credentials', (kind) => {
       assert.match(String(c.last_error), /\[redacted\]/, shown.body);
       assertNoSecret('last_error', String(c.last_error));
       assertNoSecret('the connection', shown.body);
-      const stored = await brokerStoreOf(store).findConnection(id);
+      const stored = await store.brokers.findConnection(id);
       assertNoSecret('the stored last_error', `${stored?.lastError} ${JSON.stringify(stored?.lastSync)}`);
       const refused = await connect(t, a.secret, { api_key_id: KEYS.keyId, api_secret: KEYS.secretKey });
       assertError(refused, 400, 'invalid_request', 'api_key_id');

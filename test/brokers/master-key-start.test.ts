@@ -16,7 +16,6 @@ import { startServer } from '../../src/server.ts';
 import { connectionId } from '../../src/brokers/connections.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
 import { openStore } from '../../src/store/open.ts';
 import { forEachStore, runSql, type StoreKind } from '../support/stores.ts';
 import { uniqueHandle } from '../support/app.ts';
@@ -75,7 +74,7 @@ await forEachStore('ledger serve checks the master key', (kind: StoreKind) => {
       assert.ok(created.ok);
       const id = connectionId();
       const now = new Date().toISOString();
-      await brokerStoreOf(store).createConnection({
+      await store.brokers.createConnection({
         id, agentId: created.value.agent.id, kind: 'alpaca', environment: 'paper', status: 'active',
         credentials: { sealed: seal(ring.value, id, '{"api_key_id":"PK1","api_secret":"s"}'), keyVersion: ring.value.current.version },
         accounts: [], externalId: null, cursor: {}, lastSync: null, progress: null, lastError: null, pendingState: null,

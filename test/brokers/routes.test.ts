@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import type { Scope } from '../../src/domain/types.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { assertError } from '../api/record-helpers.ts';
@@ -88,7 +87,7 @@ await forEachStore('broker connections API', (kind) => {
     const a = await t.agent();
     const res = await t.app.inject({ method: 'POST', url: '/v1/brokers/alpaca', headers: h(`Bearer ${a.secret}`, true), payload: JSON.stringify({ api_key_id: 'PKWRONG', api_secret: 'nope', environment: 'paper' }) });
     assertError(res, 400, 'invalid_request', 'api_key_id');
-    assert.deepEqual(await brokerStoreOf(store).listConnections(a.agentId), []);
+    assert.deepEqual(await store.brokers.listConnections(a.agentId), []);
   });
 
   test('Alpaca unreachable: 502 provider_error; nothing stored', async () => {
@@ -103,7 +102,7 @@ await forEachStore('broker connections API', (kind) => {
       const res = await t2.app.inject({ method: 'POST', url: '/v1/brokers/alpaca', headers: h(`Bearer ${a.secret}`, true), payload: JSON.stringify({ api_key_id: k.keyId, api_secret: k.secretKey, environment: 'paper' }) });
       assertError(res, 502, 'provider_error');
       assert.ok(!res.body.includes(k.secretKey));
-      assert.deepEqual(await brokerStoreOf(s2).listConnections(a.agentId), []);
+      assert.deepEqual(await s2.brokers.listConnections(a.agentId), []);
     } finally {
       await t2.close();
       await s2.close();
@@ -173,7 +172,7 @@ await forEachStore('broker connections API', (kind) => {
     const off = await t.app.inject({ method: 'POST', url: `/v1/brokers/${connectionId}/disconnect`, headers: h(`Bearer ${owner.secret}`) });
     assert.equal(off.statusCode, 200, off.body);
     assert.equal(off.json().status, 'disconnected');
-    assert.equal((await brokerStoreOf(store).findConnection(connectionId))?.credentials, null);
+    assert.equal((await store.brokers.findConnection(connectionId))?.credentials, null);
     assert.equal((await store.countRecords(owner.agentId)).byType.execution, before);
     assertError(await t.app.inject({ method: 'POST', url: `/v1/brokers/${connectionId}/sync`, headers: h(`Bearer ${owner.secret}`) }), 400, 'invalid_request');
   });

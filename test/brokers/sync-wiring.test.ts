@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BrokerSync } from '../../src/brokers/sync.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
-import type { BrokerStore } from '../../src/store/broker-port.ts';
+import type { BrokerStore } from '../../src/brokers/port.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
@@ -186,7 +185,7 @@ await forEachStore('broker sync wired into the service', (kind) => {
     test('killed after appending and before indexing (kill -9): the rerun records nothing twice', async () => {
       const a = await t.agent();
       const id = await connect(t, a.secret, sim);
-      const brokers = brokerStoreOf(store);
+      const brokers = store.brokers;
       // A store that "dies" right after the append: the fill index is never written.
       const dying = Object.create(brokers) as BrokerStore;
       dying.saveImportedFills = async () => {
@@ -208,7 +207,7 @@ await forEachStore('broker sync wired into the service', (kind) => {
       await otherNode.migrate();
       try {
         const one = new BrokerSync(syncDeps(t, store, sim.url));
-        const two = new BrokerSync({ ...syncDeps(t, otherNode, sim.url), brokers: brokerStoreOf(otherNode) });
+        const two = new BrokerSync({ ...syncDeps(t, otherNode, sim.url), brokers: otherNode.brokers });
         const outcomes = await Promise.all([one.sync(id), two.sync(id)]);
         assert.ok(outcomes.some((o) => o.kind === 'synced'), JSON.stringify(outcomes.map((o) => o.kind)));
         assertOnce(await executions(store, a.agentId), sim.scenario);
@@ -216,7 +215,7 @@ await forEachStore('broker sync wired into the service', (kind) => {
         const b = await t.agent();
         const id2 = await connect(t, b.secret, sim);
         const unlocked = (s: LedgerStore) => {
-          const base = brokerStoreOf(s);
+          const base = s.brokers;
           const open = Object.create(base) as BrokerStore;
           open.tryLockSync = async () => ({ release: async () => {} });
           return open;
@@ -247,7 +246,7 @@ await forEachStore('broker sync wired into the service', (kind) => {
     responses.push(list.body);
     const openapi = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
     responses.push(openapi.body);
-    const rows = JSON.stringify(await brokerStoreOf(store).listConnections());
+    const rows = JSON.stringify(await store.brokers.listConnections());
     for (const secret of [k.secretKey]) {
       for (const [what, texts] of [['response', responses], ['log line', t.logs], ['stored row', [rows]]] as const) {
         for (const text of texts) assert.ok(!text.includes(secret), `a ${what} holds the Alpaca secret`);
@@ -259,7 +258,7 @@ await forEachStore('broker sync wired into the service', (kind) => {
 
 function syncDeps(t: BrokerTestApp, store: LedgerStore, alpacaUrl: string) {
   const base = (t.brokers as unknown as { deps: ConstructorParameters<typeof BrokerSync>[0] }).deps;
-  return { ...base, store, brokers: brokerStoreOf(store), endpoints: { ...base.endpoints, alpacaUrl, http: noSleep } };
+  return { ...base, store, brokers: store.brokers, endpoints: { ...base.endpoints, alpacaUrl, http: noSleep } };
 }
 
 /** The URL a store was opened from, for a second "node" on the same database. */

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loggerOptions } from '../../src/api/logging.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/ledger/clock.ts';
@@ -40,7 +41,7 @@ export async function brokerTestApp(store: LedgerStore, env: Record<string, stri
   const stream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done(); } });
   const config = loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_MASTER_KEY: MASTER_KEY, LEDGER_SYNC_INTERVAL_S: '0', ...env });
   const clock = new TestClock(Date.parse(startIso));
-  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store), logger: { ...loggerOptions('trace'), stream } });
+  const ledger = await buildApp(compose({ store, config, clock, checkSignature: signatureChecker(store) }), { logger: { ...loggerOptions('trace'), stream } });
   const operators = new Operators(store, clock);
   const agent: BrokerTestApp['agent'] = async (o = {}) => {
     const handle = uniqueHandle('brk');

@@ -9,9 +9,8 @@ import { readFileSync } from 'node:fs';
 import { marketStoreOf } from '../../src/store/market.ts';
 import { CURSOR_TTL_MS, MIN_RANK_DAYS } from '../../src/directory/rules.ts';
 import { LIST_LIMIT } from '../../src/directory/service.ts';
-import { LEVEL_SHARE_PERCENT } from '../../src/store/directory-port.ts';
+import { LEVEL_SHARE_PERCENT } from '../../src/directory/port.ts';
 import { MIN_RETURNS_RISK } from '../../src/performance/metrics.ts';
-import { directoryStoreOf } from '../../src/store/directory.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { newKeypair, sign } from '../signing/helpers.ts';
@@ -247,7 +246,7 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
     const first = (await get(t, '/v1/agents?limit=2')).body;
     await postDecision(t, made['alpha-bot']!.secret, { symbol: 'MSFT', action: 'BUY', quantity: '1', thesis: 'again' });
     await t.directoryJob.catchUp();
-    const board = directoryStoreOf(t.store);
+    const board = t.store.directory;
     const pruned = await board.prune(new Date(Date.now() + 60_000).toISOString());
     assert.ok(pruned > first.board_version);
     const res = await get(t, `/v1/agents?limit=2&cursor=${first.next_cursor}`);
@@ -269,7 +268,7 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
   });
 
   test('the job projects nothing twice: a level board has no stale agent', async () => {
-    assert.deepEqual(await directoryStoreOf(t.store).staleAgents('', 10_000), { stale: [], last: null });
+    assert.deepEqual(await t.store.directory.staleAgents('', 10_000), { stale: [], last: null });
   });
 });
 

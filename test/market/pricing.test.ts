@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { AlpacaMarketData } from '../../src/market/alpaca.ts';
@@ -197,7 +198,7 @@ await forEachStore('pricing at receipt', (kind) => {
     const a = await t.agent();
     const d = await decide(a.secret, { symbol: 'MSFT', action: 'BUY' });
     const j = job();
-    const app = await buildApp({ store, config: t.config, checkSignature: signatureChecker(store), pricingStatus: () => j.status() });
+    const app = await buildApp(compose({ store, config: t.config, checkSignature: signatureChecker(store) }, { pricing: j }));
     try {
       sim.script.push({ status: 429, headers: { 'retry-after': '3' } });
       const wait = await j.round();
@@ -280,7 +281,7 @@ await forEachStore('pricing at receipt', (kind) => {
     assert.equal(none.market.source, 'none');
     const pricing = pricingService(store, none.market, () => assert.fail('no notice'));
     pricing.start();
-    const app = await buildApp({ store, config: loadConfig({ LEDGER_ADMIN_TOKEN: ADMIN_TOKEN }), checkSignature: signatureChecker(store), pricingStatus: () => pricing.status() });
+    const app = await buildApp(compose({ store, config: loadConfig({ LEDGER_ADMIN_TOKEN: ADMIN_TOKEN }), checkSignature: signatureChecker(store) }, { pricing }));
     try {
       const a = await t.agent();
       const d = await decide(a.secret, { symbol: 'AAPL', action: 'BUY' });

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
@@ -22,7 +23,6 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import { alpacaActivities } from '../../src/brokers/activity.ts';
 import { recordActivities } from '../../src/brokers/activity-import.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
 import { accountWithActivities, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
 import { forEachStore } from '../support/stores.ts';
 import { altering } from './altering-fetch.ts';
@@ -58,7 +58,7 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
     const synthetic = new SyntheticMarketData('broker-time-weighted');
     const clock = { now: () => new Date('2026-02-10T12:00:00.000Z') };
     const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2' });
-    const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });
+    const ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));
     base = await ledger.app.listen({ port: 0, host: '127.0.0.1' });
     closeServer = () => ledger.close();
   });
@@ -148,7 +148,7 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
       const { activities } = alpacaActivities({ accountRef: 'acct-journal', currency: 'USD', rows: [
         { id: '20260109120000000::00000000-0000-4000-a000-000000000777', activity_type: 'JNLC', date: '2026-01-09', created_at: '2026-01-09T12:00:00.000Z', net_amount: '100', status: 'executed', description: 'journal' },
       ] });
-      const got = await recordActivities({ store, brokers: brokerStoreOf(store), clock: t.clock }, { agent, connectionId: 'brk_journal' }, activities);
+      const got = await recordActivities({ store, brokers: store.brokers, clock: t.clock }, { agent, connectionId: 'brk_journal' }, activities);
       assert.equal(got.recorded, 1, JSON.stringify(got));
       const after = await doc(complete.handle);
       assert.equal(after.basis, 'trade_derived');

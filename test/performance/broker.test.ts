@@ -7,7 +7,6 @@ import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { brokerPerformance } from '../../src/performance/perf.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { Computed } from '../../src/performance/types.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { brokerTestApp, connectAlpaca, executions, type BrokerTestApp } from '../brokers/wiring-support.ts';
 import { dayOfFills, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
@@ -32,7 +31,7 @@ await forEachStore('broker portfolio from imported executions', (kind) => {
     const id = await connectAlpaca(t, owner.secret, sim);
     const synced = await t.brokers.syncNow(id);
     assert.equal(synced.kind, 'synced');
-    const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers: brokerStoreOf(store) });
+    const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers: store.brokers });
     const agent = (await store.findAgentById(agentId))!;
     const r = await performance.report(agent, 'broker');
     assert.ok(r.ok && r.value.status === 'computed', JSON.stringify(r));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
@@ -36,7 +37,7 @@ await forEachStore('ledger demo', (kind) => {
     market = marketStoreOf(store);
     const clock = { now: () => NOW };
     const performance = performanceOf(store, { provider: synthetic, seed: 'decision-ledger', benchmark: 'SPY', clock });
-    ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });
+    ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));
     const result = await createDemo({ store, market, synthetic, now: NOW }, { prefix: 'demo', days: 365 });
     assert.ok(result.ok, result.ok ? '' : result.error.message);
     created = result.value;

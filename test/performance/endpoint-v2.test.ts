@@ -7,6 +7,7 @@ import { after, before, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { Decimal } from 'decimal.js';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { PerformanceResponse } from '../../src/api/routes/public/performance-schemas.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
@@ -41,7 +42,7 @@ await forEachStore('perf_v2 over HTTP: corporate actions from the store', (kind)
   before(async () => {
     store = await kind.open();
     const market = marketStoreOf(store);
-    ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), market: provider });
+    ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { market: provider }));
     const created = await new Operators(store, clock).createAgent({ handle, demo: true });
     assert.ok(created.ok);
     const res = await postDecision(ledger, created.value.apiKey.secret, { symbol: 'META', action: 'BUY', notional: '50000' }, idempotencyKey());

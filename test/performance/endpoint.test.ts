@@ -5,6 +5,7 @@ import { after, before, it } from 'node:test';
 import { Ajv } from 'ajv';
 import type { TSchema } from '@sinclair/typebox';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { PerformanceResponse } from '../../src/api/routes/public/performance-schemas.ts';
 import { ProfileResponse } from '../../src/api/routes/public/schemas.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -64,7 +65,7 @@ await forEachStore('GET /v1/agents/{handle}/performance and the profile', (kind)
     market = marketStoreOf(store);
     provider = new Switchable();
     const performance = new PerformanceService({ store, market, provider, synthetic: provider, benchmark: 'SPY', clock });
-    ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store), performance });
+    ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));
     const ops = new Operators(store, clock);
     for (const [name, n] of [[handle, 30], [`${handle}-x`, 2]] as const) {
       const created = await ops.createAgent({ handle: name, demo: name === handle });

@@ -4,6 +4,7 @@
 // its receipt as the pricing job does.
 import assert from 'node:assert/strict';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
@@ -64,7 +65,7 @@ export async function performanceApp(store: LedgerStore, provider: MarketData, m
   const clock = new HeldClock(start);
   const synthetic = provider.source === 'synthetic' ? provider : new SyntheticMarketData('decision-ledger');
   const performance = new PerformanceService({ store, market, provider, synthetic, benchmark: 'SPY', clock });
-  const ledger = await buildApp({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_WRITE_LIMIT_PER_MIN: '1000000' }), clock, checkSignature: signatureChecker(store), performance });
+  const ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_WRITE_LIMIT_PER_MIN: '1000000' }), clock, checkSignature: signatureChecker(store) }, { performance }));
   return { ledger, store, market, provider, clock, performance };
 }
 

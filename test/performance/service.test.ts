@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
@@ -70,7 +71,7 @@ async function fixture(store: LedgerStore, provider: MarketData = new SyntheticM
   const flaky = new Flaky(provider);
   const service = new PerformanceService({ store, market, provider: flaky, synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock });
   const config = loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' });
-  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store), performance: service });
+  const ledger = await buildApp(compose({ store, config, clock, checkSignature: signatureChecker(store) }, { performance: service }));
   return { store, market, clock, provider: flaky, service, ledger, ops: new Operators(store, clock) };
 }
 

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Agent } from '../../src/domain/types.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
@@ -61,7 +62,7 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
       record_date: null, old_rate: null, new_rate: null, rate: '0.37', special: null, raw: '{"id":"late-dividend"}',
     }], app.clock.now().toISOString());
     app.clock.t += DAY;
-    const ledger = await buildApp({ store: app.store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock: app.clock, checkSignature: signatureChecker(app.store), performance });
+    const ledger = await buildApp(compose({ store: app.store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock: app.clock, checkSignature: signatureChecker(app.store) }, { performance }));
     base = await ledger.app.listen({ port: 0, host: '127.0.0.1' });
     closeServer = () => ledger.close();
     doc = await (await fetch(`${base}/v1/agents/${handle}/performance`)).json() as Doc;

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Agent } from '../../src/domain/types.ts';
 import { Operators } from '../../src/ledger/operators.ts';
@@ -32,14 +33,14 @@ type Fixture = LedgerApp & { store: LedgerStore; clock: Clock; operators: Operat
 async function fixture(store: LedgerStore, env: Record<string, string> = {}): Promise<Fixture> {
   const clock = new Clock(START);
   const performance = new Map<string, PerformanceSummary | Error>();
-  const ledger = await buildApp({
-    store, clock, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', ...env }), checkSignature: signatureChecker(store),
+  const parts = compose({ store, clock, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', ...env }), checkSignature: signatureChecker(store) }, {
     performanceSummary: async (agent: Agent) => {
       const p = performance.get(agent.handle);
       if (p instanceof Error) throw p;
       return p ?? null;
     },
   });
+  const ledger = await buildApp(parts);
   return { ...ledger, store, clock, operators: new Operators(store, clock), performance };
 }
 

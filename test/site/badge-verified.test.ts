@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { COLOURS } from '../../src/site/badge.ts';
 import { BADGE_MEMO } from '../../src/site/badges.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { brokerTestApp, connectAlpaca, executions, type BrokerTestApp } from '../brokers/wiring-support.ts';
 import { dayOfFills, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
@@ -42,7 +41,7 @@ await forEachStore('the verified badge after a broker sync', (kind) => {
     const methods = records.map((r) => (JSON.parse(r.content) as { link: { method: string } | null }).link?.method ?? null);
     const byToken = methods.filter((m) => m === 'link_token').length;
     assert.ok(byToken > 0 && byToken < records.length, `a mix: ${byToken} of ${records.length} by link token`);
-    assert.deepEqual(await brokerStoreOf(store).linkCounts(owner.agentId),
+    assert.deepEqual(await store.brokers.linkCounts(owner.agentId),
       { link_token: byToken, inferred: methods.filter((m) => m === 'inferred').length }, 'the index agrees with the hashed content');
 
     t.clock.ms += BADGE_MEMO.ms + 1;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
@@ -66,7 +67,7 @@ async function build(store: LedgerStore, sim: AlpacaSim, built: (l: LedgerApp) =
     LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_MASTER_KEY: randomBytes(32).toString('base64'), LEDGER_SYNC_INTERVAL_S: '0',
     LEDGER_ALPACA_TRADING_URL: sim.url, LEDGER_READ_LIMIT_PER_MIN: '1000000',
   });
-  const ledger = await buildApp({ store, config, clock, checkSignature: signatureChecker(store), logVkey: key.vkey });
+  const ledger = await buildApp(compose({ store, config, clock, checkSignature: signatureChecker(store), logVkey: key.vkey }));
   built(ledger);
   const operators = new Operators(store, clock);
   const made = await operators.createAgent({ handle: 'momentum-bot', displayName: 'Momentum Bot' });

@@ -2,8 +2,7 @@
 // agent by link method, what the `verified` badge's linked share is made of.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { ImportedFill } from '../../src/store/broker-port.ts';
-import { brokerStoreOf } from '../../src/store/brokers.ts';
+import type { ImportedFill } from '../../src/brokers/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 
@@ -26,11 +25,11 @@ await forEachStore('broker link counts', (kind) => {
   });
 
   test('an agent with no imported fill has none of either', async () => {
-    assert.deepEqual(await brokerStoreOf(store).linkCounts('agt_none'), { link_token: 0, inferred: 0 });
+    assert.deepEqual(await store.brokers.linkCounts('agt_none'), { link_token: 0, inferred: 0 });
   });
 
   test('counts records by link method: a fill indexed under two keys once, unlinked fills and other agents not at all', async () => {
-    const brokers = brokerStoreOf(store);
+    const brokers = store.brokers;
     await brokers.saveImportedFills([
       fill('agt_a', 'exe_1', 'link_token'),
       fill('agt_a', 'exe_2', 'link_token'),
@@ -47,7 +46,7 @@ await forEachStore('broker link counts', (kind) => {
   });
 
   test('saving the same keys again changes nothing', async () => {
-    const brokers = brokerStoreOf(store);
+    const brokers = store.brokers;
     await brokers.saveImportedFills([fill('agt_c', 'exe_8', 'link_token', 'k1'), fill('agt_c', 'exe_9', 'inferred', 'k2')]);
     await brokers.saveImportedFills([fill('agt_c', 'exe_8', 'link_token', 'k1'), fill('agt_c', 'exe_9', 'inferred', 'k2')]);
     assert.deepEqual(await brokers.linkCounts('agt_c'), { link_token: 1, inferred: 1 });

@@ -2,6 +2,7 @@
 // listening on a loopback port), plus helpers to create agents and post decisions.
 import { after } from 'node:test';
 import { buildApp, type LedgerApp } from '../../src/api/app.ts';
+import { compose } from '../../src/compose.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Clock } from '../../src/ledger/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
@@ -30,10 +31,10 @@ export const uniqueHandle = (prefix = 'agent') => `${prefix}-${process.pid}-${++
 export async function testApp(store: LedgerStore, opts: { env?: Record<string, string>; clock?: Clock; verify?: Ed25519Verifier; witnessPolicy?: WitnessPolicy; logVkey?: string } = {}): Promise<TestApp> {
   const config = loadConfig({ LEDGER_ADMIN_TOKEN: ADMIN_TOKEN, LEDGER_DATABASE_URL: 'sqlite::memory:', ...opts.env });
   const clock = opts.clock ?? systemClock;
-  const ledger = await buildApp({
+  const ledger = await buildApp(compose({
     store, config, clock, checkSignature: signatureChecker(store, opts.verify),
     ...(opts.witnessPolicy ? { witnessPolicy: opts.witnessPolicy } : {}), ...(opts.logVkey ? { logVkey: opts.logVkey } : {}),
-  });
+  }));
   const operators = new Operators(store, clock);
   const agent: TestApp['agent'] = async (handle = uniqueHandle(), o = {}) => {
     const created = await operators.createAgent({ handle, demo: o.demo ?? false, scopes: o.scopes });

@@ -11,7 +11,6 @@ import { canonicalJson, sha256Hex } from '../../src/core/index.ts';
 import { appendRecords } from '../../src/ledger/append.ts';
 import { systemClock } from '../../src/ledger/clock.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
-import { webhookStoreOf } from '../../src/store/webhooks.ts';
 import { forEachStore, type StoreKind } from '../support/stores.ts';
 import { postDecision, testApp, type TestApp } from '../support/app.ts';
 import { validDecision } from '../api/record-helpers.ts';
@@ -144,7 +143,7 @@ await forEachStore('webhook delivery', (kind) => {
       assert.match(head.attempts[4]!.error ?? '', /timed out after \d+ ms/);
       assert.equal(head.attempts[4]!.status_code, null);
       assert.ok(log.every((m) => m.status === 'delivered'));
-      const [endpoint] = await webhookStoreOf(store).listEndpoints(agent.agentId);
+      const [endpoint] = await store.webhooks.listEndpoints(agent.agentId);
       assert.equal(endpoint!.status, 'active');
     } finally {
       await deliverer.stop();

@@ -17,7 +17,6 @@ import { assertError } from '../api/record-helpers.ts';
 import { record } from '../log/helpers.ts';
 import { createEndpoint, deliveryLog, startReceiver, testDeliverer, testKeyring, WEBHOOK_ENV, type Receiver } from './helpers.ts';
 import { addKeyVersion, dropKeyVersions } from '../../src/brokers/vault.ts';
-import { webhookStoreOf } from '../../src/store/webhooks.ts';
 import { openSecret, resealSecrets } from '../../src/webhooks/endpoints.ts';
 
 type Endpoint = { name: string; scopes: Scope[]; request: (auth: string | null, id: string) => InjectOptions };
@@ -198,7 +197,7 @@ await forEachStore('webhook secrets under master key rotation', (kind) => {
       const ep = await createEndpoint(t, a.secret, 'https://example.com/r');
       const old = await testKeyring()();
       const ring = addKeyVersion(old);
-      const webhooks = webhookStoreOf(store);
+      const webhooks = store.webhooks;
       assert.deepEqual(await resealSecrets(webhooks, ring), { ok: true, value: 1 });
       assert.deepEqual(await resealSecrets(webhooks, ring), { ok: true, value: 0 });
       const stored = (await webhooks.findEndpoint(ep.id))!;

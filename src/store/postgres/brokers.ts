@@ -1,23 +1,24 @@
 // The broker sub-port on PostgreSQL: the same pool and schema as the PostgresStore. One sync per
 // connection at a time across every node: a session advisory lock held on a dedicated client for
 // the length of the sync (a crashed node's lock goes with its session).
+import type { Sealed } from '../../domain/types.ts';
 import type pg from 'pg';
 import type {
   BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedActivity, ImportedFill, LinkCounts,
-  PositionSnapshot, Sealed, SyncLock,
-} from '../broker-port.ts';
+  PositionSnapshot, SyncLock,
+} from '../../brokers/port.ts';
 import {
   CONNECTION_COLUMNS, LINK_COUNTS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, linkCountsFromRows, patchColumns,
   snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
 import { rethrow } from './pool.ts';
-import type { PostgresStore } from './store.ts';
+import type { PostgresHost } from './pool.ts';
 
 export const syncLockKey = (schema: string, connectionId: string) => `ledger-broker-sync:${schema}:${connectionId}`;
 
 export class PostgresBrokerStore implements BrokerStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.store.pool.query(sql, params)).rows as Row[];

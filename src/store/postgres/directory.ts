@@ -1,17 +1,17 @@
 // The directory sub-port on PostgreSQL (store/directory-port.ts), over the PostgresStore's pool. A
 // projection holds the board row from its UPDATE to its commit, so versions commit in order.
+import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline } from '../../directory/port.ts';
 import {
   boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
-  type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
-} from '../directory-port.ts';
+} from '../directory-rows.ts';
 import type { Row } from '../rows.ts';
-import type { PostgresStore } from './store.ts';
+import type { PostgresHost } from './pool.ts';
 
 const p = (i: number) => `$${i}`;
 const INSERT = insertHeadlineSql(p);
 
 export class PostgresDirectoryStore implements DirectoryStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.store.pool.query(sql, params)).rows as Row[];

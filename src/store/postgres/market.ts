@@ -13,7 +13,7 @@ import {
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
 import { takeSessionLock } from './session-lock.ts';
-import type { PostgresStore } from './store.ts';
+import type { PostgresHost } from './pool.ts';
 
 export const pricingLockKey = (schema: string) => `ledger-pricing:${schema}`;
 
@@ -34,7 +34,7 @@ const ACTION_HISTORY_SQL = actionHistorySql(p);
 const INSERT_CHUNK = 500;
 
 export class PostgresMarketStore implements MarketStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.store.pool.query(sql, params)).rows as Row[];

@@ -73,3 +73,10 @@ export class LedgerPool extends pg.Pool {
     }
   }
 }
+
+/**
+ * What a sub-port's PostgreSQL adapter uses of the store it belongs to: the pool of the call (the
+ * read pool inside a public read) and the schema. A type, so the store builds its sub-ports without
+ * an import cycle.
+ */
+export type PostgresHost = { readonly pool: LedgerPool; readonly schema: string };

@@ -1,10 +1,11 @@
 // The site sub-port on PostgreSQL: the same pool and schema as the PostgresStore.
 import { recordFromRow, type Row } from '../rows.ts';
-import { linkedExecutionsSql, type LinkedExecutions, type SiteStore } from '../site-port.ts';
-import type { PostgresStore } from './store.ts';
+import type { LinkedExecutions, SiteStore } from '../../site/port.ts';
+import { linkedExecutionsSql } from '../site-rows.ts';
+import type { PostgresHost } from './pool.ts';
 
 export class PostgresSiteStore implements SiteStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   async linkedExecutions(decisionIds: readonly string[], perDecision: number): Promise<LinkedExecutions> {
     const ids = [...new Set(decisionIds)];

@@ -28,6 +28,15 @@ import { PostgresAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
 import type { CosignatureStore } from '../cosignature-port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
+import { PostgresWebhookStore } from './webhooks.ts';
+import type { WebhookStore } from '../../webhooks/port.ts';
+import { PostgresVaultStore } from './vault.ts';
+import { PostgresBrokerStore } from './brokers.ts';
+import type { BrokerStore, VaultStore } from '../../brokers/port.ts';
+import { PostgresDirectoryStore } from './directory.ts';
+import type { DirectoryStore } from '../../directory/port.ts';
+import { PostgresSiteStore } from './site.ts';
+import type { SiteStore } from '../../site/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { inPublicRead } from '../../runtime/read-scope.ts';
 
@@ -114,6 +123,11 @@ export class PostgresStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
+  readonly webhooks: WebhookStore;
+  readonly vault: VaultStore;
+  readonly brokers: BrokerStore;
+  readonly directory: DirectoryStore;
+  readonly site: SiteStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -140,6 +154,11 @@ export class PostgresStore implements LedgerStore {
     this.log = new PostgresLogStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
     this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
+    this.webhooks = new PostgresWebhookStore(this);
+    this.vault = new PostgresVaultStore(this);
+    this.brokers = new PostgresBrokerStore(this);
+    this.directory = new PostgresDirectoryStore(this);
+    this.site = new PostgresSiteStore(this);
   }
 
   /** The pool this call runs on: the read pool inside a public read, else the write pool. */

@@ -1,11 +1,11 @@
 // The vault sub-port on PostgreSQL: the same pool and schema as the PostgresStore.
 import type { Row } from '../rows.ts';
-import type { SealedSample, VaultStore } from '../vault-port.ts';
+import type { SealedSample, VaultStore } from '../../brokers/port.ts';
 import { ADD_KEY_CHECK_SQL, KEY_CHECKS_SQL, keyChecksFromRows, SEALED_SAMPLES_SQL, sampleFromRow } from '../vault-rows.ts';
-import type { PostgresStore } from './store.ts';
+import type { PostgresHost } from './pool.ts';
 
 export class PostgresVaultStore implements VaultStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.store.pool.query(sql, params)).rows as Row[];

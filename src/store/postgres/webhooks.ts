@@ -4,19 +4,18 @@
 // lock goes with its session and another node takes over. Every read and write of the session
 // runs on that connection, one after another, so a node that lost its lock cannot write.
 import pg from 'pg';
-import type { Sealed } from '../broker-port.ts';
 import { RECORD_COLUMNS, recordFromRow, type Row } from '../rows.ts';
-import type { StoredRecord } from '../../domain/types.ts';
+import type { Sealed, StoredRecord } from '../../domain/types.ts';
 import type {
   AnchorEvent, AttemptOutcome, CheckpointEvent, DeliveryAttempt, DisabledReason, FanOutCursor, LeafOwner, MessagePage, NewMessage,
   WebhookEndpoint, WebhookMessage, WebhookSession, WebhookStore,
-} from '../webhook-port.ts';
+} from '../../webhooks/port.ts';
 import {
   anchorEventFromRow, attemptFromRow, checkpointEventFromRow, CHECKPOINTS_AFTER_SQL, DUE_HEADS_SQL, ENDPOINT_COLUMNS, endpointFromRow,
   endpointParams, leafOwnerFromRow, messageFromRow, UNANNOUNCED_ANCHORS_SQL,
 } from '../webhook-rows.ts';
 import { takeSessionLock } from './session-lock.ts';
-import type { PostgresStore } from './store.ts';
+import type { PostgresHost } from './pool.ts';
 
 const $ = (i: number) => `$${i}`;
 
@@ -30,7 +29,7 @@ const INIT_CURSOR = `INSERT INTO webhook_cursor (id, record_sort_key, checkpoint
   ON CONFLICT (id) DO NOTHING`;
 
 export class PostgresWebhookStore implements WebhookStore {
-  constructor(private readonly store: PostgresStore) {}
+  constructor(private readonly store: PostgresHost) {}
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.store.pool.query(sql, params)).rows as Row[];

@@ -1,15 +1,16 @@
 // The broker sub-port on SQLite: the same database file as the SqliteStore (its connection).
 // One sync per connection at a time is kept in this process (SQLite serves one process).
+import type { Sealed } from '../../domain/types.ts';
 import type {
   BrokerConnection, BrokerKind, BrokerStore, BrokerUser, ConnectionPatch, DecisionForLinking, ImportedActivity, ImportedFill, LinkCounts,
-  PositionSnapshot, Sealed, SyncLock,
-} from '../broker-port.ts';
+  PositionSnapshot, SyncLock,
+} from '../../brokers/port.ts';
 import {
   CONNECTION_COLUMNS, LINK_COUNTS, connectionFromRow, connectionParams, decisionFromRow, decisionRange, linkCountsFromRows, patchColumns,
   snapshotFromRow, userFromRow,
 } from '../broker-rows.ts';
 import type { Row } from '../rows.ts';
-import type { SqliteStore } from './store.ts';
+import type { SqliteHost } from './host.ts';
 
 /** Sync locks held in this process, by database path and connection id. */
 const heldLocks = new Set<string>();
@@ -24,7 +25,7 @@ function chunks<T>(items: readonly T[]): T[][] {
 }
 
 export class SqliteBrokerStore implements BrokerStore {
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteHost) {}
 
   private get db() {
     return this.store.db;

@@ -1,10 +1,10 @@
 // The directory sub-port on SQLite (store/directory-port.ts): the same database file as the SqliteStore.
+import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline } from '../../directory/port.ts';
 import {
   boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
-  type BoardCounts, type BoardFilter, type BoardPageQuery, type BoardSort, type BoardState, type DirectoryStore, type Headline,
-} from '../directory-port.ts';
+} from '../directory-rows.ts';
 import type { Row } from '../rows.ts';
-import type { SqliteStore } from './store.ts';
+import type { SqliteHost } from './host.ts';
 
 /** Named parameters (@p1, @p2, ...): the board version is used twice. */
 const q = (i: number) => `@p${i}`;
@@ -13,7 +13,7 @@ const INSERT = insertHeadlineSql(q);
 const bool = (b: boolean) => (b ? 1 : 0);
 
 export class SqliteDirectoryStore implements DirectoryStore {
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteHost) {}
 
   private get db() {
     return this.store.db;

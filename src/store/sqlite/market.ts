@@ -11,7 +11,7 @@ import {
 } from '../market-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteStatement } from './driver.ts';
-import type { SqliteStore } from './store.ts';
+import type { SqliteHost } from './host.ts';
 
 /** Pricing holds taken in this process, by database path (an in-memory database by its store). */
 const heldPricing = new Set<unknown>();
@@ -33,7 +33,7 @@ export class SqliteMarketStore implements MarketStore {
   private termsRead: SqliteStatement | null = null;
   private closesRead: SqliteStatement | null = null;
 
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteHost) {}
 
   private get db() {
     return this.store.db;

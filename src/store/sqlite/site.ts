@@ -1,10 +1,11 @@
 // The site sub-port on SQLite: the same database file as the SqliteStore (its connection).
 import { recordFromRow, type Row } from '../rows.ts';
-import { linkedExecutionsSql, type LinkedExecutions, type SiteStore } from '../site-port.ts';
-import type { SqliteStore } from './store.ts';
+import type { LinkedExecutions, SiteStore } from '../../site/port.ts';
+import { linkedExecutionsSql } from '../site-rows.ts';
+import type { SqliteHost } from './host.ts';
 
 export class SqliteSiteStore implements SiteStore {
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteHost) {}
 
   async linkedExecutions(decisionIds: readonly string[], perDecision: number): Promise<LinkedExecutions> {
     const ids = [...new Set(decisionIds)];

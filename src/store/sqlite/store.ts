@@ -26,6 +26,15 @@ import { SqliteAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../anchor-port.ts';
 import type { CosignatureStore } from '../cosignature-port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
+import { SqliteWebhookStore } from './webhooks.ts';
+import type { WebhookStore } from '../../webhooks/port.ts';
+import { SqliteVaultStore } from './vault.ts';
+import { SqliteBrokerStore } from './brokers.ts';
+import type { BrokerStore, VaultStore } from '../../brokers/port.ts';
+import { SqliteDirectoryStore } from './directory.ts';
+import type { DirectoryStore } from '../../directory/port.ts';
+import { SqliteSiteStore } from './site.ts';
+import type { SiteStore } from '../../site/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
@@ -94,6 +103,11 @@ export class SqliteStore implements LedgerStore {
   readonly log: LogStore;
   readonly anchors: AnchorStore;
   readonly cosignatures: CosignatureStore;
+  readonly webhooks: WebhookStore;
+  readonly vault: VaultStore;
+  readonly brokers: BrokerStore;
+  readonly directory: DirectoryStore;
+  readonly site: SiteStore;
 
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -105,6 +119,11 @@ export class SqliteStore implements LedgerStore {
     this.log = new SqliteLogStore(this.db);
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
+    this.webhooks = new SqliteWebhookStore(this);
+    this.vault = new SqliteVaultStore(this);
+    this.brokers = new SqliteBrokerStore(this);
+    this.directory = new SqliteDirectoryStore(this);
+    this.site = new SqliteSiteStore(this);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;

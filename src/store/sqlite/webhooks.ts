@@ -4,19 +4,18 @@
 // appends): at the deliverer's rate, an fsync per write on the JavaScript thread would stall every
 // request. A fan-out is durable before anything it wrote is sent, and its WAL sync also covers
 // every record it read, so nothing is ever delivered that a crash could take back.
-import type { Sealed } from '../broker-port.ts';
 import { RECORD_COLUMNS, recordFromRow, type Row } from '../rows.ts';
-import type { StoredRecord } from '../../domain/types.ts';
+import type { Sealed, StoredRecord } from '../../domain/types.ts';
 import type {
   AnchorEvent, AttemptOutcome, CheckpointEvent, DeliveryAttempt, DisabledReason, FanOutCursor, LeafOwner, MessagePage, NewMessage,
   WebhookEndpoint, WebhookMessage, WebhookSession, WebhookStore,
-} from '../webhook-port.ts';
+} from '../../webhooks/port.ts';
 import {
   anchorEventFromRow, attemptFromRow, checkpointEventFromRow, CHECKPOINTS_AFTER_SQL, DUE_HEADS_SQL, ENDPOINT_COLUMNS, endpointFromRow,
   endpointParams, leafOwnerFromRow, messageFromRow, UNANNOUNCED_ANCHORS_SQL,
 } from '../webhook-rows.ts';
 import type { SqliteDatabase, SqliteStatement } from './driver.ts';
-import type { SqliteStore } from './store.ts';
+import type { SqliteHost } from './host.ts';
 
 const q = () => '?';
 /** Deliverer holds in this process, by database path. */
@@ -37,7 +36,7 @@ function attemptsOf(db: SqliteDatabase, messageIds: string[]): Map<string, Deliv
 }
 
 export class SqliteWebhookStore implements WebhookStore {
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: SqliteHost) {}
 
   private get db(): SqliteDatabase {
     return this.store.db;
@@ -110,7 +109,7 @@ class SqliteWebhookSession implements WebhookSession {
   /** Statements prepared once: the deliverer runs the same few many times a second. */
   private readonly statements = new Map<string, SqliteStatement>();
 
-  constructor(private readonly store: SqliteStore, private readonly onRelease: () => void) {}
+  constructor(private readonly store: SqliteHost, private readonly onRelease: () => void) {}
 
   private get db(): SqliteDatabase {
     return this.store.db;

@@ -1,5 +1,5 @@
-// The webhook sub-port: what the webhooks wing (src/webhooks/) keeps beside the records, with a
-// SQLite and a PostgreSQL adapter (sqlite/webhooks.ts, postgres/webhooks.ts) over the same
+// The webhooks wing's storage port: what it keeps beside the records, with a SQLite and a
+// PostgreSQL adapter (store/sqlite/webhooks.ts, store/postgres/webhooks.ts) over the same
 // database. Owns the agents' endpoints (their signing secret only ever sealed by the vault), the
 // outbox of messages (one per endpoint and event, in fan-out order: `seq`), each message's
 // delivery attempts, and the fan-out cursor. Records, checkpoints and anchors are only read.
@@ -7,8 +7,7 @@
 // The deliverer works through a session (`tryDeliverer`): one holder at a time (PostgreSQL: a
 // session advisory lock on a connection of its own, freed when the holder dies; SQLite: one
 // holder per database in this process, SQLite serving one process).
-import type { StoredRecord } from '../domain/types.ts';
-import type { Sealed } from './broker-port.ts';
+import type { Sealed, StoredRecord } from '../domain/types.ts';
 
 export const WEBHOOK_EVENT_TYPES = ['decision.recorded', 'execution.recorded', 'activity.recorded', 'checkpoint.published', 'anchor.confirmed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
