@@ -6,15 +6,15 @@
 // 503 service_unavailable when the service's did. Every read the gate lets in runs as a public
 // read (store/read-scope.ts), so PostgreSQL gives it the read pool, apart from the writes'.
 // The bound counts a read from its admission until its response closes (a streamed body
-// included), so a slow-reading client keeps its slot busy, not somebody else's. An admitted read
-// starts on a turn of the read pacer (runtime/loop-share.ts): after a poll for I/O, so the writes
-// that arrived meanwhile go first, and only while the event loop has room for reads.
+// included), so a slow-reading client keeps its slot busy, not somebody else's. A read starts
+// only after the event loop has polled for I/O (setImmediate): the writes that arrived meanwhile
+// are taken up before it. Its start is not paced (a page's few small reads must not queue into a
+// 429); the slices of a long read are (runtime/loop-share.ts).
 // A refusal is not sent before `refusalDelayMs` from the read's arrival (the tarpit, tarpit.ts),
 // so a client that floods with many connections costs one refusal per connection per delay.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { ReadBounds } from '../config.ts';
 import { errors, type LedgerError } from '../ledger/errors.ts';
-import { readPacer } from '../runtime/loop-share.ts';
 import { runAsPublicRead } from '../runtime/read-scope.ts';
 import { ApiError } from './errors.ts';
 import { refuseSlowly, Tarpit } from './tarpit.ts';
@@ -63,7 +63,7 @@ export class ReadGate {
     const client = this.clientOf(key);
     if (this.hasRoom(client)) {
       const leave = this.start(key, client);
-      return readPacer.turn().then(() => ({ ok: true, leave }));
+      return new Promise((resolve) => setImmediate(() => resolve({ ok: true, leave })));
     }
     if (client.waiting >= this.limits.perClient || this.waiting.length >= this.limits.queue || this.limits.waitMs === 0) {
       return Promise.resolve({ ok: false, refusal: this.refuse(key, client) });
@@ -73,7 +73,7 @@ export class ReadGate {
         key, client,
         admit: () => {
           const leave = this.start(key, client);
-          void readPacer.turn().then(() => resolve({ ok: true, leave }));
+          setImmediate(() => resolve({ ok: true, leave }));
         },
         timer: setTimeout(() => {
           this.dequeue(waiter);
