@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { groupOf } from './test-counts.mjs';
@@ -44,12 +44,7 @@ if (!build()) process.exit(1);
 // A file's bound (each file runs as one test): four minutes, for the longest files (the Python
 // suite against two stores, the libfiu and crash-loop fault files) on a busy two-core machine.
 const timeout = process.env.LEDGER_PROPERTY_RUNS ? [] : ['--test-timeout=240000'];
-// From Node 22 the runner waits for ever on a file that keeps something alive after its tests (a
-// child's pipe, a timer), and holds back the report of every file after it: such a file is made
-// to exit. Not on Node 20, which ends such a file itself and whose forced exit would cut off the
-// counting reporter below.
 const major = Number(process.versions.node.split('.')[0]);
-const forceExit = major >= 22 ? ['--test-force-exit'] : [];
 // Two test files at a time (node's default on 2 cores is one): most files wait on processes,
 // sockets and fsync, so a second file fills the idle core. LEDGER_TEST_CONCURRENCY overrides it.
 const concurrency = `--test-concurrency=${process.env.LEDGER_TEST_CONCURRENCY || 2}`;
@@ -60,10 +55,41 @@ const scratch = mkdtempSync(join(tmpdir(), 'ledger-test-counts-'));
 const countsFile = join(scratch, 'counts.json');
 const reporters = [`--test-reporter=${shown}`, '--test-reporter-destination=stdout',
   `--test-reporter=${fileURLToPath(new URL('./test-counts.mjs', import.meta.url))}`, `--test-reporter-destination=${countsFile}`];
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', concurrency, ...timeout, ...forceExit, ...reporters, ...files], { stdio: 'inherit' });
+const status = await runWatched(['--import', 'tsx', '--test', concurrency, ...timeout, ...reporters, ...files]);
 printSummary(countsFile, files);
 rmSync(scratch, { recursive: true, force: true });
-process.exit(result.status ?? 1);
+process.exit(status);
+
+/**
+ * Runs node's test runner, its output passed through. From Node 22 the runner waits for ever on a
+ * file that keeps something alive after its tests (a child's pipe, a timer), and holds back the
+ * report of every file after it, so the output stops. (--test-force-exit would end such a file,
+ * but it was seen to end a file before all its tests had run, silently.) No output for longer
+ * than a file may run means such a hang: the run is stopped and fails, saying so.
+ */
+function runWatched(args) {
+  const SILENCE_MS = 8 * 60_000;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['inherit', 'pipe', 'inherit'], detached: true });
+    let last = Date.now();
+    child.stdout.on('data', (chunk) => {
+      last = Date.now();
+      process.stdout.write(chunk);
+    });
+    // Its own process group, so that a hang is stopped with every process it started; an
+    // interrupt of this command stops that group too.
+    for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => { try { process.kill(-child.pid, signal); } catch { /* gone */ } });
+    const watch = setInterval(() => {
+      if (Date.now() - last < SILENCE_MS || process.env.LEDGER_PROPERTY_RUNS) return;
+      console.error(`npm test: no test output for ${SILENCE_MS / 60_000} minutes: a test file hangs after its tests (a handle left open), and node holds back the report of every file after it; the run is stopped`);
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    }, 10_000);
+    child.on('close', (code) => {
+      clearInterval(watch);
+      resolve(code ?? 1);
+    });
+  });
+}
 
 /** The closing summary: one line per group, the skipped suites and tests, and `N passed, N failed, N skipped` for the product. */
 function printSummary(path, files) {
