@@ -2,12 +2,14 @@
 // the public reads share it. When reads keep it busy all the time, a write that arrives queues
 // behind whatever reads are ready to run, at every step of its way (parse, append, fsync, answer),
 // so its latency grows without bound as the loop nears 100 % (a writer's p99 went from 50 ms to
-// 3 s under one hostile reader). So a read waits for a turn before it starts and between the
-// slices of a long read (a page of large records, a streamed export): a turn is given at once
-// while the loop was busy for less than `share` of the recent past (an average over about 100 ms),
-// else, once it has cooled below (looked at every 10 ms), one turn per turn of the loop while it
-// stays below, oldest first, and at the latest after `maxWaitMs`, so that no read starves outright. Reads then leave the loop idle often enough
-// that a write finds it free, or waits for one slice. Writes never ask for a turn.
+// 3 s under one hostile reader). So a long read (a page of large records, a streamed export)
+// waits for a turn between its slices: a turn is given at once while the loop was busy for less
+// than `share` of the recent past (an average over about 100 ms); else, once it has cooled below
+// (looked at every 10 ms), one turn per turn of the loop while it stays below, oldest first, and
+// at the latest after `maxWaitMs`, so that no read starves. Reads then leave the loop idle often
+// enough that a write finds it free, or waits for one slice. Writes never ask for a turn, and
+// neither does the start of a read (a page's few small reads must not queue into the read gate's
+// refusals).
 // One process has one event loop, so one pacer per process (`readPacer`).
 // This folder imports nothing of the project, and anything may import it.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
@@ -44,8 +46,8 @@ export class LoopShare {
   private timer: NodeJS.Timeout | null = null;
   private readonly waiting: Waiter[] = [];
   private draining = false;
-  /** Turns given at once, and turns that waited (with the milliseconds they waited). */
-  readonly stats = { immediate: 0, waited: 0, waitedMs: 0 };
+  /** Turns given at once, and turns that waited. */
+  readonly stats = { immediate: 0, waited: 0 };
 
   constructor(options: LoopShareOptions = DEFAULT_LOOP_SHARE) {
     this.options = { ...options };
@@ -139,7 +141,6 @@ export class LoopShare {
   private give(): void {
     const w = this.waiting.shift()!;
     this.stats.waited++;
-    this.stats.waitedMs += performance.now() - w.since;
     w.resolve();
   }
 
