@@ -124,6 +124,9 @@ function rateLimitRedis(app: App, url: string): Redis {
   return redis;
 }
 
+/** Requests that write nothing: the rest make the public reads pace themselves (runtime/loop-share.ts). */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** Seconds a client is told to wait when it reaches a node that is shutting down. */
 const RETRY_AFTER_CLOSING_S = 5;
 
@@ -135,6 +138,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   parts.log.attach(app.log);
   metrics?.install(app);
   app.addHook('onRequest', async (request, reply) => {
+    if (!READ_METHODS.has(request.method)) readPacer.writeSeen();
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));

@@ -9,7 +9,9 @@
 // at the latest after `maxWaitMs`, so that no read starves. Reads then leave the loop idle often
 // enough that a write finds it free, or waits for one slice. Writes never ask for a turn, and
 // neither does the start of a read (a page's few small reads must not queue into the read gate's
-// refusals).
+// refusals). And reads are paced only while there are writes to make room for: a write seen in the
+// last `writeWindowMs` (`writeSeen`, called as a write arrives). A reader alone, an export at night,
+// runs at the loop's full speed; the first write to arrive waits at most for one slice.
 // One process has one event loop, so one pacer per process (`readPacer`).
 // This folder imports nothing of the project, and anything may import it.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
@@ -26,6 +28,8 @@ export type LoopShareOptions = {
   share: number;
   /** The longest a read waits for a turn. */
   maxWaitMs: number;
+  /** Reads are paced while a write was seen this recently (Infinity: always paced). */
+  writeWindowMs: number;
 };
 
 /**
@@ -33,7 +37,7 @@ export type LoopShareOptions = {
  * (1 s), so the reads queued behind a paced one (a browser's few reads of one page) get their
  * turn rather than a 429.
  */
-export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.5, maxWaitMs: 250 };
+export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.5, maxWaitMs: 250, writeWindowMs: 1_000 };
 
 type Waiter = { resolve: () => void; since: number };
 
@@ -43,6 +47,7 @@ export class LoopShare {
   private last: EventLoopUtilization | null = null;
   private lastAt = 0;
   private lastAsked = 0;
+  private lastWrite = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private readonly waiting: Waiter[] = [];
   private draining = false;
@@ -67,6 +72,11 @@ export class LoopShare {
     return this.busy;
   }
 
+  /** A write arrived: reads make room for writes over the next `writeWindowMs`. */
+  writeSeen(): void {
+    this.lastWrite = performance.now();
+  }
+
   /** Reads waiting for a turn now. */
   get waitingCount(): number {
     return this.waiting.length;
@@ -79,7 +89,7 @@ export class LoopShare {
   turn(): Promise<void> {
     this.lastAsked = performance.now();
     this.sample();
-    if (this.options.share >= 1 || (this.busy < this.options.share && this.waiting.length === 0)) {
+    if (this.options.share >= 1 || !this.writesNear() || (this.busy < this.options.share && this.waiting.length === 0)) {
       this.stats.immediate++;
       return new Promise((resolve) => setImmediate(resolve));
     }
@@ -106,7 +116,7 @@ export class LoopShare {
   private tick(): void {
     this.sample();
     const now = performance.now();
-    for (let w = this.waiting[0]; w && now - w.since >= this.options.maxWaitMs; w = this.waiting[0]) this.give();
+    for (let w = this.waiting[0]; w && (now - w.since >= this.options.maxWaitMs || !this.writesNear()); w = this.waiting[0]) this.give();
     if (this.waiting.length > 0 && this.busy < this.options.share) this.drain();
     if (this.waiting.length === 0) this.timer?.unref();
     if (this.waiting.length === 0 && now - this.lastAsked > IDLE_STOP_MS && this.timer) {
@@ -135,6 +145,10 @@ export class LoopShare {
       setImmediate(next);
     };
     next();
+  }
+
+  private writesNear(): boolean {
+    return this.options.writeWindowMs === Infinity || performance.now() - this.lastWrite < this.options.writeWindowMs;
   }
 
   /** The oldest waiting read's turn. */

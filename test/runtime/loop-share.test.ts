@@ -17,7 +17,7 @@ function keepBusy(share: number): () => void {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('a turn is given at once while the loop is idle', async () => {
-  const pacer = new LoopShare({ share: 0.9, maxWaitMs: 1_000 });
+  const pacer = new LoopShare({ share: 0.9, maxWaitMs: 1_000, writeWindowMs: Infinity });
   try {
     await sleep(300); // the loading of this file's modules is over
     await pacer.turn();
@@ -31,7 +31,7 @@ test('a turn is given at once while the loop is idle', async () => {
 });
 
 test('while the loop is busy past the share, a turn waits, at most maxWaitMs; once it cools, turns are immediate again', async () => {
-  const pacer = new LoopShare({ share: 0.3, maxWaitMs: 300 });
+  const pacer = new LoopShare({ share: 0.3, maxWaitMs: 300, writeWindowMs: Infinity });
   const stop = keepBusy(0.9);
   try {
     await pacer.turn(); // starts the sampling
@@ -56,7 +56,7 @@ test('while the loop is busy past the share, a turn waits, at most maxWaitMs; on
 });
 
 test('waiting turns are given oldest first', async () => {
-  const pacer = new LoopShare({ share: 0.3, maxWaitMs: 400 });
+  const pacer = new LoopShare({ share: 0.3, maxWaitMs: 400, writeWindowMs: Infinity });
   const stop = keepBusy(0.9);
   try {
     await pacer.turn();
@@ -71,7 +71,7 @@ test('waiting turns are given oldest first', async () => {
 });
 
 test('at a share of 1 a turn never waits, however busy the loop', async () => {
-  const pacer = new LoopShare({ share: 1, maxWaitMs: 1_000 });
+  const pacer = new LoopShare({ share: 1, maxWaitMs: 1_000, writeWindowMs: Infinity });
   const stop = keepBusy(0.9);
   try {
     await sleep(200);
@@ -100,4 +100,27 @@ test('a paced stream yields every line in order, and closes its source when the 
   closed = false;
   for await (const line of pacedLines(source())) if (line === 'line 1\n') break;
   assert.ok(closed, 'the source is closed when the reader stops early');
+});
+
+test('with no write seen within the window a turn never waits, however busy the loop; a write brings the pacing back', async () => {
+  const pacer = new LoopShare({ share: 0.3, maxWaitMs: 300, writeWindowMs: 500 });
+  const stop = keepBusy(0.9);
+  try {
+    await pacer.turn();
+    await sleep(400);
+    assert.ok(pacer.busyShare > 0.3, `busy share ${pacer.busyShare}`);
+    for (let i = 0; i < 5; i++) await pacer.turn();
+    assert.equal(pacer.stats.waited, 0, 'a reader alone is not paced');
+    pacer.writeSeen();
+    const asked = performance.now();
+    await pacer.turn();
+    assert.ok(performance.now() - asked >= 250, 'a write nearby paces the reads again');
+    assert.equal(pacer.stats.waited, 1);
+    await sleep(600);
+    await pacer.turn();
+    assert.equal(pacer.stats.waited, 1, 'once the window has passed, turns are immediate again');
+  } finally {
+    stop();
+    pacer.close();
+  }
 });
