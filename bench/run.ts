@@ -10,7 +10,7 @@ type Suite = { usage: string; run: (args: string[]) => Promise<string> };
 
 const SUITES: Record<string, Suite> = {
   write: {
-    usage: '[--duration 12] [--rounds 6] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--no-ladder] [--metrics] [--profile <dir>]',
+    usage: '[--duration 12] [--rounds 6] [--warmup 3] [--connections 64] [--agents 200] [--no-postgres] [--no-ladder] [--metrics] [--against <checkout>] [--profile <dir>]',
     run: async (args) => {
       const m = await import('./write.ts');
       return m.writeBench(m.writeOptions(args));

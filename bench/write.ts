@@ -4,10 +4,14 @@
 // rounds and every headline figure is a ratio to one measured in the same rounds, so it
 // survives a noisy machine. Afterwards every server is killed and its database reopened:
 // every record id the benchmark saw acknowledged must be in it.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   benchPath, combineRounds, fixed, markdownTable, measureInRounds, progress, SETTLE_MS, startChild, warmUp,
-  integerFlag, suiteFlags, type ChildServer, type Figures, type LoadOptions, type Target,
+  integerFlag, suiteFlags, UsageError, type ChildServer, type Figures, type LoadOptions, type Target,
 } from './harness.ts';
 import { median, medianInterval } from './stats.ts';
 import { freshPostgres, freshSqlite, postgresProblem, serviceEnv, storeName, type BenchDatabase, type DurableCheck } from './databases.ts';
@@ -28,6 +32,8 @@ export type WriteOptions = LoadOptions & {
   ladder: boolean;
   /** Measure SQLite unsigned with Prometheus metrics on (LEDGER_METRICS=true) too, against metrics off. */
   metrics: boolean;
+  /** Another checkout of this project (its node_modules installed): its service, unsigned, measured beside this one's. */
+  against: string | null;
 };
 
 /** The write suite's flags (`npm run bench -- write --help` lists them); a UsageError for anything else. */
@@ -41,6 +47,7 @@ export function writeOptions(argv: string[]): WriteOptions {
     'no-postgres': { type: 'boolean', default: false },
     'no-ladder': { type: 'boolean', default: false },
     metrics: { type: 'boolean', default: false },
+    against: { type: 'string' },
     profile: { type: 'string' },
   });
   return {
@@ -52,6 +59,7 @@ export function writeOptions(argv: string[]): WriteOptions {
     postgres: !values['no-postgres'],
     ladder: !values['no-ladder'],
     metrics: values.metrics,
+    against: values.against === undefined ? null : againstCheckout(values.against),
     profileDir: values.profile ?? null,
   };
 }
@@ -75,7 +83,7 @@ class Fleet {
   constructor(private readonly o: WriteOptions) {}
 
   async start(label: string, script: string, env: NodeJS.ProcessEnv, db: BenchDatabase | null, requests: Target['requests'], acked: Acknowledged, rung = false): Promise<WriteTarget> {
-    const server = await startChild(benchPath(script), env, this.o.profileDir);
+    const server = await startChild(isAbsolute(script) ? script : benchPath(script), env, this.o.profileDir);
     this.servers.push(server);
     const target = { label, server, requests, db, acked, rung };
     this.targets.push(target);
@@ -163,6 +171,58 @@ async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<vo
   progress(`${name}: warming up the signed target`);
   await warmUp(signed, o);
   if (o.metrics && kind === 'sqlite') await startMetricsOn(fleet, o);
+  if (o.against) await startAgainst(fleet, kind, o.against, o);
+}
+
+/** `--against`: a directory that holds this project's service (bench/server-under-test.ts), or a UsageError. */
+function againstCheckout(dir: string): string {
+  const root = resolve(dir);
+  if (!existsSync(join(root, 'bench', 'server-under-test.ts')) || !existsSync(join(root, 'node_modules'))) {
+    throw new UsageError(`--against ${dir}: not a checkout of this project with its node_modules installed`);
+  }
+  return root;
+}
+
+const againstLabel = (kind: Kind) => `${storeName(kind)} POST /v1/decisions, unsigned, --against`;
+
+/**
+ * The other checkout's service, unsigned, on a fresh database whose agents that checkout's own
+ * code creates (its schema may be older than this one's).
+ */
+async function startAgainst(fleet: Fleet, kind: Kind, root: string, o: WriteOptions): Promise<void> {
+  const db = fleet.freshDatabase(kind);
+  progress(`${storeName(kind)}: creating ${o.agents} agents with ${root}'s code`);
+  const module = pathToFileURL(join(root, 'bench', 'decision-load.ts')).href;
+  const script = `const { createAgents } = await import(${JSON.stringify(module)});
+    const agents = await createAgents(process.env.BENCH_DATABASE_URL, Number(process.env.BENCH_AGENTS));
+    process.stdout.write(JSON.stringify(agents.map((a) => ({ secret: a.secret }))));`;
+  const created = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: root, env: { ...process.env, BENCH_DATABASE_URL: db.url, BENCH_AGENTS: String(o.agents) }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+  });
+  if (created.status !== 0) throw new Error(`${root} could not create agents: ${created.stderr}`);
+  const agents = JSON.parse(created.stdout) as { secret: string }[];
+  const acked: Acknowledged = new Set();
+  const target = await fleet.start(againstLabel(kind), join(root, 'bench', 'server-under-test.ts'), serverEnv(db.url), db, unsignedWrites(agents, acked), acked);
+  progress(`${storeName(kind)}: warming up the --against target`);
+  await warmUp(target, o);
+}
+
+/** This checkout's unsigned target over the --against one's, round by round: req/s and server CPU per write. */
+function againstLines(rows: Row[], rounds: Figures[][], o: WriteOptions): string[] {
+  if (!o.against) return [];
+  const lines = [`- against ${o.against} (the same load, rounds interleaved):`];
+  for (const kind of ['sqlite', 'postgres'] as const) {
+    const other = rows.findIndex((r) => r.target.label === againstLabel(kind));
+    const own = rows.findIndex((r) => r.target.db?.kind === kind && r.target.label.endsWith('unsigned'));
+    if (other < 0 || own < 0) continue;
+    const paired = ratiosByRound(rounds[own]!, rounds[other]!);
+    const cpu = rounds[own]!.flatMap((f, i) => {
+      const [a, b] = [f.serverCpuMs, rounds[other]![i]!.serverCpuMs];
+      return a !== null && b !== null && b > 0 ? [a / b] : [];
+    });
+    lines.push(`  - ${storeName(kind)} unsigned, this / against: req/s ${overRounds(paired.ratios)}; server CPU per write ${overRounds(cpu)}`, ...stallNote(paired));
+  }
+  return lines;
 }
 
 const METRICS_ON_LABEL = 'SQLite POST /v1/decisions, unsigned, metrics on';
@@ -345,6 +405,7 @@ function report(o: WriteOptions, rows: Row[], rounds: Figures[][], durability: M
   }
   lines.push(...ladderLines(rows, rounds));
   lines.push(...metricsLines(rows, rounds));
+  lines.push(...againstLines(rows, rounds, o));
   if (skipped) lines.push(`- PostgreSQL skipped: ${skipped}`);
   const notes = rows.map(statusNote).filter((n) => n !== null);
   if (notes.length > 0) lines.push('', 'Answers other than 2xx:', ...notes);
