@@ -66,10 +66,10 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   });
   const ledger = await buildApp(parts, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
-  // The API's documents (OpenAPI, llms-full.txt) are built on their first request, a few hundred
-  // ms of the event loop: a serving process builds them before it listens, so that no write ever
-  // queues behind that (an app built for a test pays it only if it asks).
-  await ledger.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+  // The API's documents (OpenAPI, llms-full.txt) and the docs pages are built on their first
+  // request, a few hundred ms of the event loop each: a serving process builds them before it
+  // listens, so that no write ever queues behind that (an app built for a test pays only if it asks).
+  for (const url of ['/v1/openapi.json', '/docs']) await ledger.app.inject({ method: 'GET', url });
   const url = await ledger.app.listen({ port: config.port, host: config.host });
   const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
   if (metrics) log('info', `metrics on ${metrics.url}`);

@@ -1,7 +1,9 @@
 // The global log's storage on SQLite (store/log-port.ts). One writer at a time is SQLite's own
-// rule: an integration is one IMMEDIATE transaction (synchronous=FULL, so its checkpoint is
-// durable before anyone can read it), and it re-checks the stored tree size inside it, so two
-// serving processes on one file can never integrate the same leaves twice.
+// rule: an integration is one IMMEDIATE transaction, and it re-checks the stored tree size inside
+// it, so two serving processes on one file can never integrate the same leaves twice. It commits
+// as the appends do (`commit`: the WAL's fsync on the thread pool, not inside the COMMIT on the
+// event loop) and resolves once durable, so the integrator publishes no checkpoint a power loss
+// could take back.
 import type { StoredRecord } from '../../domain/types.ts';
 import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
@@ -13,11 +15,14 @@ const checkpointFromRow = (r: Row): StoredCheckpoint => ({
 
 const bytes = (v: unknown): Uint8Array => new Uint8Array(v as Buffer);
 
+/** Runs a write transaction and resolves once it is durable (SqliteStore.writeOffLoop). */
+export type SqliteCommit = <T>(write: () => T) => Promise<T>;
+
 export class SqliteLogStore implements LogStore {
   /** The reads' statements, prepared at first use (after the migrations) and kept: a proof is two of them. */
   private readonly statements = new Map<string, SqliteStatement>();
 
-  constructor(private readonly database: SqliteDatabase) {}
+  constructor(private readonly database: SqliteDatabase, private readonly commit: SqliteCommit) {}
 
   private db(): SqliteDatabase {
     return this.database;
@@ -61,44 +66,48 @@ export class SqliteLogStore implements LogStore {
   }
 
   async tryIntegrator(): Promise<IntegratorSession | null> {
-    return new SqliteIntegratorSession(this.db());
+    return new SqliteIntegratorSession(this.db(), (sql) => this.prepared(sql), this.commit);
   }
 }
 
 class SqliteIntegratorSession implements IntegratorSession {
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly prepared: (sql: string) => SqliteStatement,
+    private readonly commit: SqliteCommit,
+  ) {}
 
   async lastSortKey(): Promise<string | null> {
-    const row = this.db.prepare('SELECT sort_key FROM log_leaves ORDER BY log_index DESC LIMIT 1').get() as Row | undefined;
+    const row = this.prepared('SELECT sort_key FROM log_leaves ORDER BY log_index DESC LIMIT 1').get() as Row | undefined;
     return row ? String(row.sort_key) : null;
   }
 
   async pending(afterSortKey: string | null, limit: number): Promise<StoredRecord[]> {
-    const rows = this.db.prepare(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
+    const rows = this.prepared(`SELECT ${RECORD_COLUMNS} FROM records r JOIN agents a ON a.id = r.agent_id
       WHERE r.sort_key > ? ORDER BY r.sort_key LIMIT ?`).all(afterSortKey ?? '', limit);
     return (rows as Row[]).map(recordFromRow);
   }
 
   async countPending(afterSortKey: string | null, limit: number): Promise<number> {
-    const row = this.db.prepare('SELECT COUNT(*) AS n FROM (SELECT 1 FROM records WHERE sort_key > ? LIMIT ?)')
+    const row = this.prepared('SELECT COUNT(*) AS n FROM (SELECT 1 FROM records WHERE sort_key > ? LIMIT ?)')
       .get(afterSortKey ?? '', limit) as Row;
     return Number(row.n);
   }
 
   async integrate(expectedSize: number, batch: LogBatch): Promise<void> {
     const db = this.db;
-    db.transaction(() => {
-      const row = db.prepare('SELECT COALESCE(MAX(tree_size), 0) AS size FROM log_checkpoints').get() as Row;
+    await this.commit(() => db.transaction(() => {
+      const row = this.prepared('SELECT COALESCE(MAX(tree_size), 0) AS size FROM log_checkpoints').get() as Row;
       if (Number(row.size) !== expectedSize) throw new Error(`the stored log has ${Number(row.size)} leaves, not ${expectedSize}: another integrator ran`);
-      const leaf = db.prepare('INSERT INTO log_leaves (log_index, record_id, sort_key) VALUES (?, ?, ?)');
+      const leaf = this.prepared('INSERT INTO log_leaves (log_index, record_id, sort_key) VALUES (?, ?, ?)');
       for (const l of batch.leaves) leaf.run(l.logIndex, l.recordId, l.sortKey);
-      const tile = db.prepare(`INSERT INTO log_tiles (level, tile_index, hashes) VALUES (?, ?, ?)
+      const tile = this.prepared(`INSERT INTO log_tiles (level, tile_index, hashes) VALUES (?, ?, ?)
         ON CONFLICT (level, tile_index) DO UPDATE SET hashes = excluded.hashes`);
       for (const t of batch.tiles) tile.run(t.level, t.index, Buffer.from(t.hashes));
       const c = batch.checkpoint;
-      db.prepare('INSERT INTO log_checkpoints (tree_size, root, note, vkey, created_at) VALUES (?, ?, ?, ?, ?)')
+      this.prepared('INSERT INTO log_checkpoints (tree_size, root, note, vkey, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(c.treeSize, Buffer.from(c.root), c.note, c.vkey, c.createdAt);
-    }).immediate();
+    }).immediate());
   }
 
   async release(): Promise<void> {}
