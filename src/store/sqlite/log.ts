@@ -1,13 +1,14 @@
 // The global log's storage on SQLite (store/log-port.ts). One writer at a time is SQLite's own
 // rule: an integration is one IMMEDIATE transaction, and it re-checks the stored tree size inside
 // it, so two serving processes on one file can never integrate the same leaves twice. It commits
-// as the appends do (`commit`: the WAL's fsync on the thread pool, not inside the COMMIT on the
-// event loop) and resolves once durable, so the integrator publishes no checkpoint a power loss
-// could take back.
+// as the appends do (the host's writeOffLoop: the WAL's fsync on the thread pool, not inside the
+// COMMIT on the event loop) and resolves once durable, so the integrator publishes no checkpoint
+// a power loss could take back.
 import type { StoredRecord } from '../../domain/types.ts';
 import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
 import type { SqliteDatabase, SqliteStatement } from './driver.ts';
+import type { SqliteHost } from './host.ts';
 
 const checkpointFromRow = (r: Row): StoredCheckpoint => ({
   treeSize: Number(r.tree_size), note: String(r.note), vkey: String(r.vkey), createdAt: String(r.created_at),
@@ -15,22 +16,20 @@ const checkpointFromRow = (r: Row): StoredCheckpoint => ({
 
 const bytes = (v: unknown): Uint8Array => new Uint8Array(v as Buffer);
 
-/** Runs a write transaction and resolves once it is durable (SqliteStore.writeOffLoop). */
-export type SqliteCommit = <T>(write: () => T) => Promise<T>;
 
 export class SqliteLogStore implements LogStore {
   /** The reads' statements, prepared at first use (after the migrations) and kept: a proof is two of them. */
   private readonly statements = new Map<string, SqliteStatement>();
 
-  constructor(private readonly database: SqliteDatabase, private readonly commit: SqliteCommit) {}
+  constructor(private readonly host: SqliteHost) {}
 
   private db(): SqliteDatabase {
-    return this.database;
+    return this.host.db;
   }
 
   private prepared(sql: string): SqliteStatement {
     let statement = this.statements.get(sql);
-    if (!statement) this.statements.set(sql, (statement = this.database.prepare(sql)));
+    if (!statement) this.statements.set(sql, (statement = this.db().prepare(sql)));
     return statement;
   }
 
@@ -66,16 +65,12 @@ export class SqliteLogStore implements LogStore {
   }
 
   async tryIntegrator(): Promise<IntegratorSession | null> {
-    return new SqliteIntegratorSession(this.db(), (sql) => this.prepared(sql), this.commit);
+    return new SqliteIntegratorSession(this.host, (sql) => this.prepared(sql));
   }
 }
 
 class SqliteIntegratorSession implements IntegratorSession {
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly prepared: (sql: string) => SqliteStatement,
-    private readonly commit: SqliteCommit,
-  ) {}
+  constructor(private readonly host: SqliteHost, private readonly prepared: (sql: string) => SqliteStatement) {}
 
   async lastSortKey(): Promise<string | null> {
     const row = this.prepared('SELECT sort_key FROM log_leaves ORDER BY log_index DESC LIMIT 1').get() as Row | undefined;
@@ -95,8 +90,8 @@ class SqliteIntegratorSession implements IntegratorSession {
   }
 
   async integrate(expectedSize: number, batch: LogBatch): Promise<void> {
-    const db = this.db;
-    await this.commit(() => db.transaction(() => {
+    const db = this.host.db;
+    await this.host.writeOffLoop(() => db.transaction(() => {
       const row = this.prepared('SELECT COALESCE(MAX(tree_size), 0) AS size FROM log_checkpoints').get() as Row;
       if (Number(row.size) !== expectedSize) throw new Error(`the stored log has ${Number(row.size)} leaves, not ${expectedSize}: another integrator ran`);
       const leaf = this.prepared('INSERT INTO log_leaves (log_index, record_id, sort_key) VALUES (?, ?, ?)');

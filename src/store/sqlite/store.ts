@@ -116,7 +116,7 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
-    this.log = new SqliteLogStore(this.db, (write) => this.writeOffLoop(write));
+    this.log = new SqliteLogStore(this);
     this.anchors = new SqliteAnchorStore(this.db);
     this.cosignatures = new SqliteCosignatureStore(this.db);
     this.webhooks = new SqliteWebhookStore(this);
