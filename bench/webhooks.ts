@@ -19,7 +19,7 @@ import { systemClock } from '../src/ledger/clock.ts';
 import { loadLogKey } from '../src/log/key.ts';
 import { openStore } from '../src/store/open.ts';
 import { webhookEndpoints } from '../src/webhooks/service.ts';
-import { parseKeyring } from '../src/brokers/vault.ts';
+import { parseKeyring } from '../src/vault/vault.ts';
 import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { createAgents, DECISION } from './decision-load.ts';
 import { benchPath, fixed, integerFlag, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer } from './harness.ts';

@@ -11,7 +11,7 @@ import type { BrokerConnection, BrokerStore, PositionSnapshot } from './port.ts'
 import { checkAlpacaCredentials, type AlpacaEnvironment } from './alpaca.ts';
 import { SnapTradeClient, type SnapTradeUser } from './snaptrade.ts';
 import { BrokerSync, snapTradeUserAad, type ProgressListener, type SyncDeps, type SyncOutcome } from './sync.ts';
-import { reseal, seal, unseal, type Keyring } from './vault.ts';
+import { reseal, seal, unseal, type Keyring } from '../vault/vault.ts';
 
 export type ConnectionsDeps = SyncDeps & { siteUrl: string };
 

@@ -5,7 +5,7 @@
 // it dies.
 import type { WebhookConfig } from '../config.ts';
 import type { Clock } from '../ledger/clock.ts';
-import type { Keyring } from '../brokers/vault.ts';
+import type { Keyring } from '../vault/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { Resolve } from './address.ts';
 import { Deliverer } from './deliverer.ts';
