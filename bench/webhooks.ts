@@ -15,7 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config.ts';
-import { systemClock } from '../src/ledger/clock.ts';
+import { systemClock } from '../src/domain/clock.ts';
 import { loadLogKey } from '../src/log/key.ts';
 import { openStore } from '../src/store/open.ts';
 import { webhookEndpoints } from '../src/webhooks/service.ts';

@@ -5,7 +5,7 @@
 import type { AppParts } from './api/app.ts';
 import { Metrics } from './api/metrics.ts';
 import type { Config } from './config.ts';
-import { systemClock, type Clock } from './ledger/clock.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
 import { DecisionService } from './ledger/decisions.ts';
 import { decisionAsserter, type SignatureCheck } from './ledger/signing.ts';
 import { authenticator } from './ledger/auth.ts';

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { Agent, Sealed } from '../domain/types.ts';
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import type { BrokerConnection, BrokerStore, PositionSnapshot } from './port.ts';
 import { checkAlpacaCredentials, type AlpacaEnvironment } from './alpaca.ts';
 import { SnapTradeClient, type SnapTradeUser } from './snaptrade.ts';

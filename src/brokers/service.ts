@@ -2,7 +2,7 @@
 // (sealing and opening credentials with the vault's master keyring, vault/service.ts), and the
 // periodic sync worker the server starts.
 import type { BrokerConfig } from '../config.ts';
-import type { Clock } from '../ledger/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { BrokerConnections } from './connections.ts';
 import type { BrokerEndpoints, BrokerLog } from './sync.ts';

@@ -20,7 +20,7 @@ import { compareDecimal } from '../core/decimal.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent } from '../domain/types.ts';
 import { appendRecords, type AppendRequest } from '../ledger/append.ts';
-import type { Clock } from '../ledger/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type {
   BrokerConnection, BrokerStore, ImportedFill, SyncCounts, SyncCursor, SyncProgress, SyncSummary,
 } from './port.ts';

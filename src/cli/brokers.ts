@@ -16,7 +16,7 @@ const log = (level: string, message: string) => {
 /** The modules the commands run on, loaded when one runs (not for `ledger --help`). */
 async function load() {
   const [clock, service, connections, vault, keyringCheck, keyring, endpoints, open] = await Promise.all([
-    import('../ledger/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../vault/vault.ts'),
+    import('../domain/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../vault/vault.ts'),
     import('../vault/keyring-check.ts'), import('../vault/service.ts'),
     import('../webhooks/endpoints.ts'), import('../store/open.ts'),
   ]);

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import type { Agent } from '../domain/types.ts';
-import type { Clock } from '../ledger/clock.ts';
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import type { Clock } from '../domain/clock.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { reseal, seal, sealedAad, unseal, type Keyring } from '../vault/vault.ts';
 import type { DeliveryAttempt, WebhookEndpoint, WebhookEventType, WebhookMessage, WebhookStore } from './port.ts';
 import { checkHost, checkUrlShape, type Resolve } from './address.ts';

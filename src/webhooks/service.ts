@@ -4,7 +4,7 @@
 // node runs a deliverer; the advisory lock lets one of them deliver, and another takes over when
 // it dies.
 import type { WebhookConfig } from '../config.ts';
-import type { Clock } from '../ledger/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { Keyring } from '../vault/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { Resolve } from './address.ts';

@@ -15,7 +15,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { startServer } from '../../src/server.ts';
 import { connectionId } from '../../src/brokers/connections.ts';
 import { Operators } from '../../src/ledger/operators.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { openStore } from '../../src/store/open.ts';
 import { forEachStore, runSql, type StoreKind } from '../support/stores.ts';
 import { uniqueHandle } from '../support/app.ts';
