@@ -13,6 +13,7 @@ import { openSecret, WebhookEndpoints } from './endpoints.ts';
 import { EventBodies } from './events.ts';
 import { FanOut } from './fanout.ts';
 import { DEFAULT_RETRY } from './schedule.ts';
+import { throttled } from '../runtime/throttle.ts';
 
 export type WebhookLog = (level: 'info' | 'warn' | 'error', message: string) => void;
 
@@ -49,16 +50,4 @@ export function startDeliverer(input: {
   });
   deliverer.start();
   return deliverer;
-}
-
-/** The same message is logged at most once a minute. */
-function throttled(write: (message: string) => void, everyMs = 60_000): (message: string) => void {
-  let last = '';
-  let at = -Infinity;
-  return (message) => {
-    if (message === last && Date.now() - at < everyMs) return;
-    last = message;
-    at = Date.now();
-    write(message);
-  };
 }
