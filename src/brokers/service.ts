@@ -4,6 +4,7 @@
 import type { BrokerConfig } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { LedgerStore } from '../store/port.ts';
+import { JobLoop } from '../runtime/job-loop.ts';
 import { BrokerConnections } from './connections.ts';
 import type { BrokerEndpoints, BrokerLog } from './sync.ts';
 import type { Keyring } from '../vault/vault.ts';
@@ -29,45 +30,43 @@ export function brokerConnections(input: { store: LedgerStore; config: BrokerCon
 
 /**
  * Syncs every connection that is not disconnected or pending, one after another, every
- * `intervalS` seconds (0: never). A connection another node is syncing is skipped this round.
+ * `intervalS` seconds (0: never), on the job loop. The first round comes one interval after the
+ * start, as each later one comes an interval after the previous ended: a restart does not sync
+ * every connection at once. A connection another node is syncing is skipped this round.
  */
 export class SyncWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private round: Promise<void> | null = null;
-  private stopped = false;
+  private readonly loop: JobLoop;
+  private waited = false;
 
-  constructor(private readonly connections: BrokerConnections, private readonly intervalS: number, private readonly log: BrokerLog) {}
-
-  start(): void {
-    if (this.intervalS <= 0 || this.timer) return;
-    this.timer = setInterval(() => void this.runOnce(), this.intervalS * 1000);
-    this.timer.unref();
+  constructor(private readonly connections: BrokerConnections, private readonly intervalS: number, log: BrokerLog) {
+    const intervalMs = intervalS * 1000;
+    this.loop = new JobLoop({
+      turn: async () => {
+        if (this.waited) await this.syncAll();
+        this.waited = true;
+        return intervalMs;
+      },
+      failed: (err) => {
+        log('error', 'broker sync round failed', { error: err.message });
+        return intervalMs;
+      },
+    });
   }
 
-  /** One round now (a round already running is joined, not doubled). */
-  runOnce(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return (this.round ??= this.syncAll().finally(() => {
-      this.round = null;
-    }));
+  start(): void {
+    if (this.intervalS > 0) this.loop.start();
   }
 
   private async syncAll(): Promise<void> {
-    try {
-      for (const c of await this.connections.listSyncable()) {
-        if (this.stopped) return;
-        await this.connections.syncNow(c.id);
-      }
-    } catch (err) {
-      this.log('error', 'broker sync round failed', { error: (err as Error).message });
+    for (const c of await this.connections.listSyncable()) {
+      if (this.loop.stopping) return;
+      await this.connections.syncNow(c.id);
     }
   }
 
+  /** Stops the rounds, waits for the one in flight, then for the syncs started on demand. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.round;
+    await this.loop.halt();
     await this.connections.drain();
   }
 }
