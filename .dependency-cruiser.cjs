@@ -14,7 +14,7 @@
 // test/architecture/fences.test.ts adds forbidden imports to a copy of src/ and expects this to fail.
 //
 
-const WING_DIRS = ['log', 'witness', 'anchor', 'brokers', 'market', 'performance', 'site', 'client', 'mcp', 'verify', 'webhooks', 'directory'];
+const WING_DIRS = ['log', 'witness', 'anchor', 'brokers', 'market', 'performance', 'site', 'client', 'mcp', 'verify', 'webhooks', 'directory', 'vault'];
 const WINGS = `^src/(${WING_DIRS.join('|')})/`;
 const PROJECT = '^(src|bin|test|sim|bench|scripts|examples)/';
 const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
@@ -53,10 +53,10 @@ const WING_IMPORTS = [
     'Portfolios are valued at the market wing\'s closes on its trading calendar; the demo and the synthetic benchmark use its synthetic provider.'],
   ['performance', 'brokers/port\\.ts$',
     'The broker portfolio is valued from the fills and account activities the broker import stored, read through the broker wing\'s storage port.'],
-  ['webhooks', 'brokers/vault\\.ts$',
-    'Webhook secrets are sealed by the vault, which lives in brokers/ until it has a wing of its own.'],
-  ['brokers', 'webhooks/endpoints\\.ts$',
-    'The start-time keyring check opens every sealed secret, webhook secrets included, with the associated data their wing seals them under (the vault\'s check, in brokers/ with the vault).'],
+  ['webhooks', 'vault/vault\\.ts$',
+    'An endpoint\'s signing secret is stored sealed by the vault, under the associated data the vault gives webhook endpoints, and opened to sign each delivery.'],
+  ['brokers', 'vault/vault\\.ts$',
+    'Broker credentials and SnapTrade user secrets are stored sealed by the vault, under the associated data the vault gives their holders.'],
 ];
 
 /** One rule per wing (and per site/browser): it imports no other wing but those WING_IMPORTS lists for it. */
@@ -75,7 +75,7 @@ const wingFences = () => [...WING_DIRS, 'site/browser'].map((wing) => {
  * A wing's storage port (src/<wing>/port.ts): the storage the wing needs, which the store
  * implements. The store imports these and nothing else of a wing.
  */
-const WING_PORTS = '^src/(webhooks|site|directory|brokers)/port\\.ts$';
+const WING_PORTS = '^src/(webhooks|site|directory|brokers|vault)/port\\.ts$';
 
 /** `layer` (a path pattern) may not import any of `above`, except `allowed`. */
 const downward = (name, layer, above, comment, allowed) => ({

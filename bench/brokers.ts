@@ -14,7 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { buildApp } from '../src/api/app.ts';
 import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
-import { systemClock } from '../src/ledger/clock.ts';
+import { systemClock } from '../src/domain/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
 import { signatureChecker } from '../src/ledger/signing.ts';
 import { openStore } from '../src/store/open.ts';

@@ -8,7 +8,7 @@ import { ulid } from 'ulid';
 import { canonicalJson } from '../src/core/canon.ts';
 import { decisionContent } from '../src/core/decision.ts';
 import { readJson, type JsonValue } from '../src/core/json.ts';
-import { systemClock } from '../src/ledger/clock.ts';
+import { systemClock } from '../src/domain/clock.ts';
 import { Operators } from '../src/ledger/operators.ts';
 import { openStore } from '../src/store/open.ts';
 

@@ -14,7 +14,7 @@ import { buildApp } from '../src/api/app.ts';
 import { compose } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { GENESIS_PREV_HASH } from '../src/core/chain.ts';
-import { systemClock } from '../src/ledger/clock.ts';
+import { systemClock } from '../src/domain/clock.ts';
 import { decisionResponse, DecisionService, type DecisionOutcome, type DecisionServiceOptions } from '../src/ledger/decisions.ts';
 import { signatureChecker } from '../src/ledger/signing.ts';
 import { VerifierThread, warnWhenLate } from '../src/ledger/verifier-thread.ts';

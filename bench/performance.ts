@@ -26,7 +26,7 @@ import { compose } from '../dist/compose.js';
 import { loadConfig } from '../dist/config.js';
 import type { Agent } from '../dist/domain/types.js';
 import { signatureChecker } from '../dist/ledger/signing.js';
-import type { Clock } from '../dist/ledger/clock.js';
+import type { Clock } from '../dist/domain/clock.js';
 import { SyntheticMarketData } from '../dist/market/synthetic.js';
 import { readDecisions } from '../dist/performance/inputs.js';
 import type { ActionInput } from '../dist/performance/actions.js';

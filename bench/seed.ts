@@ -12,7 +12,7 @@ import { canonicalJson } from '../src/core/canon.ts';
 import { chainHash, GENESIS_PREV_HASH, type SignatureEnvelope } from '../src/core/chain.ts';
 import { decisionContent } from '../src/core/decision.ts';
 import { sha256Hex } from '../src/core/sha256.ts';
-import { systemClock } from '../src/ledger/clock.ts';
+import { systemClock } from '../src/domain/clock.ts';
 import { SigningKeys } from '../src/ledger/keys.ts';
 import { Operators } from '../src/ledger/operators.ts';
 import type { LedgerStore } from '../src/store/port.ts';

@@ -5,7 +5,7 @@
 import type { AppParts } from './api/app.ts';
 import { Metrics } from './api/metrics.ts';
 import type { Config } from './config.ts';
-import { systemClock, type Clock } from './ledger/clock.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
 import { DecisionService } from './ledger/decisions.ts';
 import { decisionAsserter, type SignatureCheck } from './ledger/signing.ts';
 import { authenticator } from './ledger/auth.ts';
@@ -15,8 +15,9 @@ import { PublicReads } from './ledger/public/reads.ts';
 import type { LedgerStore } from './store/port.ts';
 import type { WitnessPolicy } from './core/witness-policy.ts';
 import type { Agent } from './domain/types.ts';
-import { brokerConnections, keyringLoader, SyncWorker } from './brokers/service.ts';
-import type { Keyring } from './brokers/vault.ts';
+import { brokerConnections, SyncWorker } from './brokers/service.ts';
+import { keyringLoader } from './vault/service.ts';
+import type { Keyring } from './vault/vault.ts';
 import { LogReads } from './log/reads.ts';
 import { AnchorReads } from './anchor/reads.ts';
 import { performanceOf } from './performance/service.ts';
@@ -111,7 +112,7 @@ export function compose(input: ComposeInput, replace: Replacements = {}): Compos
     profileSections: (agent) => performance.profile(agent, (portfolio, format) => reads.urls.performanceUrl(agent.handle, portfolio, format)),
     directory,
   });
-  const keyring = replace.keyring ?? keyringLoader(config.brokers, log, store);
+  const keyring = replace.keyring ?? keyringLoader(config.brokers, log, store.vault);
   const brokers = replace.brokers ?? brokerConnections({ store, config: config.brokers, siteUrl: config.siteUrl, clock, log, keyring });
   const webhooks = replace.webhooks ?? webhookEndpoints({ store, config: config.webhooks, clock, keyring });
   const summary = replace.performanceSummary ?? ((agent: Agent) => performance.storedSummary(agent));

@@ -7,7 +7,7 @@ import { compose } from './compose.ts';
 import { signatureChecker } from './ledger/signing.ts';
 import { loadServiceLogKey, loadWitnessPolicy, startIntegrator, startWitnessing } from './log/service.ts';
 import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
-import { KeyringError } from './brokers/service.ts';
+import { KeyringError } from './vault/service.ts';
 import { startAnchoring } from './anchor/service.ts';
 import { selectMarketData } from './market/select.ts';
 import { startDeliverer } from './webhooks/service.ts';

@@ -2,7 +2,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticate } from '../ledger/auth.ts';
-import { errors } from '../ledger/errors.ts';
+import { errors } from '../domain/errors.ts';
 import type { KeyHolder, Scope } from '../domain/types.ts';
 import { sendError } from './errors.ts';
 

@@ -3,7 +3,7 @@
 // (fastify's before routing, Node's HTTP parser's on the socket) into that body.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StoreUnavailable } from '../domain/store-health.ts';
-import { errors, type LedgerError } from '../ledger/errors.ts';
+import { errors, type LedgerError } from '../domain/errors.ts';
 import { controlCharacterMessage } from '../core/decision.ts';
 import { NO_CONTROL_CHARACTERS } from './schemas.ts';
 import { requestId } from '../ledger/ids.ts';

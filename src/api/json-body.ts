@@ -3,7 +3,7 @@
 // validates a plain copy; handlers that hash read `request.lossless`.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readJson, toPlain, type JsonValue } from '../core/json.ts';
-import { errors } from '../ledger/errors.ts';
+import { errors } from '../domain/errors.ts';
 import { ApiError } from './errors.ts';
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@
 // kind (Number() reads "0x10", "1e2" and " 50"). A whole-number parameter must be written in
 // decimal digits, or the request is refused naming the parameter.
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../ledger/errors.ts';
+import { errors } from '../domain/errors.ts';
 import { sendError } from './errors.ts';
 
 const DECIMAL_DIGITS = /^(0|[1-9][0-9]*)$/;

@@ -14,7 +14,7 @@
 // so a client that floods with many connections costs one refusal per connection per delay.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { ReadBounds } from '../config.ts';
-import { errors, type LedgerError } from '../ledger/errors.ts';
+import { errors, type LedgerError } from '../domain/errors.ts';
 import { runAsPublicRead } from '../runtime/read-scope.ts';
 import { ApiError } from './errors.ts';
 import { refuseSlowly, Tarpit } from './tarpit.ts';

@@ -3,9 +3,9 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { DECIMAL_PATTERN } from '../core/decimal.ts';
 import { ASSET_CLASSES, DECISION_ACTIONS } from '../core/decision.ts';
-import { errors } from '../ledger/errors.ts';
+import { errors } from '../domain/errors.ts';
 import { RECORD_ID_PATTERN } from '../ledger/ids.ts';
-import { HANDLE_PATTERN } from '../ledger/operators.ts';
+import { HANDLE_PATTERN } from '../domain/handle.ts';
 import { ALL_SCOPES, AGENT_STATUSES } from '../domain/types.ts';
 
 export { RECORD_ID_PATTERN };

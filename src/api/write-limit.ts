@@ -4,7 +4,7 @@
 // and past the limit a request whose Idempotency-Key is already recorded is let through to be
 // replayed (the only case that asks the store, and only once the budget is spent).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../ledger/errors.ts';
+import { errors } from '../domain/errors.ts';
 import { holderOf } from './auth.ts';
 import { ApiError } from './errors.ts';
 import type { RefundableStore } from './rate-limit-store.ts';

@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/canon.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent } from '../domain/types.ts';
 import { appendRecords, type AppendRequest } from '../ledger/append.ts';
-import type { Clock } from '../ledger/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { BrokerStore, ImportedActivity } from './port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { activityContent, activityKeys, dedupeActivities, type BrokerActivity } from './activity.ts';

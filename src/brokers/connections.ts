@@ -6,12 +6,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { Agent, Sealed } from '../domain/types.ts';
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import type { BrokerConnection, BrokerStore, PositionSnapshot } from './port.ts';
 import { checkAlpacaCredentials, type AlpacaEnvironment } from './alpaca.ts';
 import { SnapTradeClient, type SnapTradeUser } from './snaptrade.ts';
 import { BrokerSync, snapTradeUserAad, type ProgressListener, type SyncDeps, type SyncOutcome } from './sync.ts';
-import { reseal, seal, unseal, type Keyring } from './vault.ts';
+import { reseal, seal, unseal, type Keyring } from '../vault/vault.ts';
 
 export type ConnectionsDeps = SyncDeps & { siteUrl: string };
 

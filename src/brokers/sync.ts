@@ -20,7 +20,7 @@ import { compareDecimal } from '../core/decimal.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent } from '../domain/types.ts';
 import { appendRecords, type AppendRequest } from '../ledger/append.ts';
-import type { Clock } from '../ledger/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import type {
   BrokerConnection, BrokerStore, ImportedFill, SyncCounts, SyncCursor, SyncProgress, SyncSummary,
 } from './port.ts';
@@ -36,7 +36,7 @@ import {
 } from './normalise.ts';
 import { alpacaReportedPositions, impliedPositions, reconcilePositions, snapTradeReportedPositions, type ReportedPosition } from './reconcile.ts';
 import { activityWindow, SnapTradeClient, type SnapTradeActivity, type SnapTradePartner, type SnapTradeUser } from './snaptrade.ts';
-import { unseal, type Keyring } from './vault.ts';
+import { sealedAad, unseal, type Keyring } from '../vault/vault.ts';
 
 /** Where the brokers are and how to reach them (config: LEDGER_ALPACA_TRADING_URL, LEDGER_SNAPTRADE_*). */
 export type BrokerEndpoints = {
@@ -67,7 +67,7 @@ export type SyncOutcome =
 export type ProgressListener = (progress: SyncProgress) => void;
 
 /** The associated data a SnapTrade user secret is sealed under (connections use their own id). */
-export const snapTradeUserAad = (agentId: string) => `snaptrade-user:${agentId}`;
+export const snapTradeUserAad = (agentId: string) => sealedAad('broker_user', agentId);
 
 const DEFAULT_CHUNK = 1000;
 const DAY_MS = 86_400_000;

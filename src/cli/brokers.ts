@@ -4,7 +4,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import type { BrokerConnections } from '../brokers/connections.ts';
-import type { Keyring } from '../brokers/vault.ts';
+import type { Keyring } from '../vault/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
 
 type Common = { database?: string; json?: boolean };
@@ -15,21 +15,22 @@ const log = (level: string, message: string) => {
 
 /** The modules the commands run on, loaded when one runs (not for `ledger --help`). */
 async function load() {
-  const [clock, service, connections, vault, keyringCheck, endpoints, open] = await Promise.all([
-    import('../ledger/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../brokers/vault.ts'),
-    import('../brokers/keyring-check.ts'),
+  const [clock, service, connections, vault, keyringCheck, keyring, endpoints, open] = await Promise.all([
+    import('../domain/clock.ts'), import('../brokers/service.ts'), import('../brokers/connections.ts'), import('../vault/vault.ts'),
+    import('../vault/keyring-check.ts'), import('../vault/service.ts'),
     import('../webhooks/endpoints.ts'), import('../store/open.ts'),
   ]);
-  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...endpoints, ...open };
+  return { ...clock, ...service, ...connections, ...vault, ...keyringCheck, ...keyring, ...endpoints, ...open };
 }
 
 async function withBrokers<T>(opts: Common, work: (c: BrokerConnections, store: LedgerStore, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
-  const { openStore, brokerConnections, systemClock } = await load();
+  const { openStore, brokerConnections, keyringLoader, systemClock } = await load();
   const store = openStore(config.databaseUrl);
   try {
     await store.migrate();
-    return await work(brokerConnections({ store, config: config.brokers, siteUrl: config.siteUrl, clock: systemClock, log }), store, config);
+    const keyring = keyringLoader(config.brokers, log, store.vault);
+    return await work(brokerConnections({ store, config: config.brokers, siteUrl: config.siteUrl, clock: systemClock, log, keyring }), store, config);
   } finally {
     await store.close();
   }

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { agentView, apiKeyView } from '../domain/views.ts';
 import { loadConfig } from '../config.ts';
-import type { Result } from '../ledger/errors.ts';
+import type { Result } from '../domain/errors.ts';
 import type { Operators } from '../ledger/operators.ts';
 import type { AgentStatus, Scope } from '../domain/types.ts';
 import type { LedgerStore } from '../store/port.ts';
@@ -13,7 +13,7 @@ type Common = { database?: string; json?: boolean };
 async function withOperators<T>(opts: Common, work: (ops: Operators, store: LedgerStore) => Promise<T>): Promise<T> {
   const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
   const [{ openStore }, { Operators }, { systemClock }] = await Promise.all([
-    import('../store/open.ts'), import('../ledger/operators.ts'), import('../ledger/clock.ts'),
+    import('../store/open.ts'), import('../ledger/operators.ts'), import('../domain/clock.ts'),
   ]);
   const store = openStore(config.databaseUrl);
   try {

@@ -9,7 +9,7 @@
 // CURSOR_TTL_MS ago. Never on the record path: a record is projected on a later turn.
 // Owns: when a row is projected and from which facts.
 import type { Agent } from '../domain/types.ts';
-import type { Clock } from '../ledger/clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
 import type { DirectoryStore } from './port.ts';
 import { marketStoreOf } from '../store/market.ts';

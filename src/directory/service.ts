@@ -6,7 +6,7 @@
 // repeat an agent. The cursor also carries the position and the last rank, so ranks (competition
 // ranking: equal values share a rank) continue across pages without counting.
 // Owns: the listing's query, cursor, ranks, counts and its JSON and CSV documents.
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText } from '../performance/csv.ts';
 import {
   BOARD_SORTS, UNRANKED_KEY, type BoardCounts, type BoardFilter, type BoardSort, type BoardState, type DirectoryStore, type Headline,

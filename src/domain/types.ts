@@ -64,7 +64,7 @@ export type RecordCounts = { total: number; signed: number; byType: Record<Recor
 
 export type AgentHead = { agent: Agent; head: ChainHead };
 
-/** A secret sealed by the vault (src/brokers/vault.ts), with the master key version that sealed it. */
+/** A secret sealed by the vault (src/vault/vault.ts), with the master key version that sealed it. */
 export type Sealed = { sealed: string; keyVersion: number };
 
 /** An execution record linked to a decision, found through the broker import's link column. */

@@ -18,7 +18,7 @@ import {
   agentValueKey, type AddedCounts, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions,
   type AppendRows, type HeadFact, type LedgerStore,
 } from '../store/port.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { sortKeyOf } from '../store/rows.ts';
 import { recordId } from './ids.ts';
 

@@ -1,7 +1,7 @@
 // API-key authentication per interface section 5: who is calling, and may they do this.
 import type { KeyHolder, Scope } from '../domain/types.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { errors, fail, ok, type Result } from './errors.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { API_KEY_PREFIX, sameHash, secretHash } from './ids.ts';
 
 const BEARER = /^Bearer[ ]+(\S+)\s*$/i;

@@ -6,7 +6,7 @@
 // so ids are assigned in commit order within a process there too.
 import { StoreUnavailable, type LedgerStore } from '../store/port.ts';
 import { appendRecords, type AppendOutcome, type AppendRequest } from './append.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 
 type Waiting = { request: AppendRequest; resolve: (o: AppendOutcome) => void; reject: (e: unknown) => void };
 

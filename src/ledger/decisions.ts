@@ -7,9 +7,9 @@ import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent, StoredRecord } from '../domain/types.ts';
 import type { IdempotentResult, LedgerStore, Page } from '../store/port.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 import { CommitQueue, type CommitObserver } from './commit-queue.ts';
-import { errors, type LedgerError } from './errors.ts';
+import { errors, type LedgerError } from '../domain/errors.ts';
 import { linkToken } from './ids.ts';
 import { revokedKeyError, type SignatureCheck } from './signing.ts';
 

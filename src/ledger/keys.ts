@@ -7,8 +7,8 @@ import { monotonicFactory } from 'ulid';
 import { b64urlDecode } from '../core/base64url.ts';
 import type { Agent, SigningKey } from '../domain/types.ts';
 import type { LedgerStore } from '../store/port.ts';
-import type { Clock } from './clock.ts';
-import { errors, fail, ok, type Result } from './errors.ts';
+import type { Clock } from '../domain/clock.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { hasControlCharacter } from './ids.ts';
 
 const nextUlid = monotonicFactory();

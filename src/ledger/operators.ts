@@ -4,12 +4,11 @@
 import type { Agent, AgentStatus, ApiKey, Scope } from '../domain/types.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ALL_SCOPES } from '../domain/types.ts';
-import type { Clock } from './clock.ts';
-import { errors, fail, ok, type Result } from './errors.ts';
+import { HANDLE_PATTERN, isHandle } from '../domain/handle.ts';
+import type { Clock } from '../domain/clock.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { agentId, apiKeyId, apiKeySecret, secretHash } from './ids.ts';
 
-export const HANDLE_PATTERN = '^[a-z0-9][a-z0-9_-]{2,31}$';
-const HANDLE = new RegExp(HANDLE_PATTERN);
 
 export type IssuedKey = ApiKey & { secret: string };
 
@@ -17,7 +16,7 @@ export class Operators {
   constructor(private readonly store: LedgerStore, private readonly clock: Clock) {}
 
   async createAgent(input: { handle: string; displayName?: string | null; demo?: boolean; scopes?: Scope[] }): Promise<Result<{ agent: Agent; apiKey: IssuedKey }>> {
-    if (!HANDLE.test(input.handle)) return fail(errors.invalidRequest(`handle must match ${HANDLE_PATTERN}`, 'handle'));
+    if (!isHandle(input.handle)) return fail(errors.invalidRequest(`handle must match ${HANDLE_PATTERN}`, 'handle'));
     const scopes = checkScopes(input.scopes);
     if (!scopes.ok) return scopes;
     if (await this.store.findAgentByHandle(input.handle)) {

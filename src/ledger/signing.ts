@@ -10,8 +10,8 @@ import { isJsonObject, type JsonValue } from '../core/json.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import type { Agent } from '../domain/types.ts';
 import type { LedgerStore } from '../store/port.ts';
-import type { Clock } from './clock.ts';
-import { errors, fail, ok, type LedgerError, type Result } from './errors.ts';
+import type { Clock } from '../domain/clock.ts';
+import { errors, fail, ok, type LedgerError, type Result } from '../domain/errors.ts';
 import { hasControlCharacter } from './ids.ts';
 import { verifyHere, type Ed25519Verifier } from './verifier-thread.ts';
 

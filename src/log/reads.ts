@@ -6,7 +6,7 @@ import { b64Encode } from '../core/base64.ts';
 import { consistencyPlan, inclusionPlan, planNodes, readProof, type Hash } from '../core/merkle.ts';
 import { encodeEntryBundle, encodeTile, parseTilePath, TILE_WIDTH } from '../core/tiles.ts';
 import { encodeTlogProof } from '../core/tlog-proof.ts';
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import type { LogReader, StoredCheckpoint } from '../store/log-port.ts';
 import { BATCH_WINDOW_MS, leafData } from './integrator.ts';
 import { TileReader, tileKey } from './tree.ts';

@@ -9,22 +9,11 @@ import type { LedgerStore } from '../store/port.ts';
 import { Integrator } from './integrator.ts';
 import { dataDirOf, loadLogKey, type LogKey } from './key.ts';
 import { WitnessingJob } from './witnessing.ts';
+import { throttled } from '../runtime/throttle.ts';
 
 export type LogLogger = { info: (message: string) => void; warn: (message: string) => void; error: (message: string) => void };
 
 export type RunningLog = { key: LogKey; integrator: Integrator; stop: () => Promise<void> };
-
-/** The same message is logged at most once a minute. */
-function throttled(write: (message: string) => void, everyMs = 60_000): (message: string) => void {
-  let last = '';
-  let at = -Infinity;
-  return (message) => {
-    if (message === last && Date.now() - at < everyMs) return;
-    last = message;
-    at = Date.now();
-    write(message);
-  };
-}
 
 /** Loads the log key; throws with one clear line when it cannot. */
 export async function loadServiceLogKey(config: Config, logger: LogLogger): Promise<LogKey> {

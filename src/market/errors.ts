@@ -2,7 +2,7 @@
 // price it cannot get answers. Any failure to get a price is 502 `provider_error` (the provider
 // failed or has no price; nothing was recorded); a request the provider refused as malformed is
 // the caller's 400.
-import { errors, type LedgerError } from '../ledger/errors.ts';
+import { errors, type LedgerError } from '../domain/errors.ts';
 import type { MarketError } from './port.ts';
 
 export function apiErrorOf(e: MarketError, param?: string): LedgerError {

@@ -17,8 +17,8 @@
 // in memory is served (any process reaches the same figures from the stored one).
 // Owns: what a report is computed from, when it is brought up to date, and its caveats.
 
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
-import type { Clock } from '../ledger/clock.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
+import type { Clock } from '../domain/clock.ts';
 import type { Agent, StoredRecord } from '../domain/types.ts';
 import type { BrokerStore } from '../brokers/port.ts';
 import type { MarketStore, PriceSource, StoredCorporateAction, StoredReport } from '../store/market-port.ts';

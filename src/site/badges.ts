@@ -6,8 +6,8 @@
 // Nothing here waits on Redis or a market provider.
 import type { ExecutionLinks } from '../brokers/links.ts';
 import type { Agent } from '../domain/types.ts';
-import type { Clock } from '../ledger/clock.ts';
-import { HANDLE_PATTERN } from '../ledger/operators.ts';
+import type { Clock } from '../domain/clock.ts';
+import { isHandle } from '../domain/handle.ts';
 import type { AgentRecords } from '../ledger/public/agent-records.ts';
 import type { PerformanceReport } from '../performance/perf.ts';
 import { headlineOf } from '../performance/views.ts';
@@ -29,7 +29,6 @@ export function summaryOfReport(report: PerformanceReport): PerformanceSummary {
 
 export type Badge = { svg: string; text: BadgeText; known: boolean };
 
-const HANDLE = new RegExp(HANDLE_PATTERN);
 const DAY_MS = 86_400_000;
 
 /** How long a drawn badge is reused, and how many are kept. */
@@ -59,7 +58,7 @@ export class Badges {
   }
 
   private async draw(handle: string, style: BadgeStyle, now: number): Promise<Badge> {
-    const agent = HANDLE.test(handle) ? await this.deps.records.byHandle(handle) : null;
+    const agent = isHandle(handle) ? await this.deps.records.byHandle(handle) : null;
     if (agent === null) return drawn(unknownAgentText(style), style, false);
     const facts = await this.facts(agent, style, now);
     return drawn(facts === null ? unavailableText(style) : badgeText(facts), style, true);

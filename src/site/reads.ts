@@ -5,8 +5,8 @@
 // of linked executions.
 import type { AnchorReads } from '../anchor/reads.ts';
 import type { ExecutionLinks } from '../brokers/links.ts';
-import type { Clock } from '../ledger/clock.ts';
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
+import type { Clock } from '../domain/clock.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { isRecordId } from '../ledger/ids.ts';
 import type { AgentRecords } from '../ledger/public/agent-records.ts';
 import type { PublicReads } from '../ledger/public/reads.ts';

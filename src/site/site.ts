@@ -5,8 +5,8 @@
 // reads (public reads, log, anchors). Badges, llms.txt and the API reference live elsewhere.
 import type { AnchorReads } from '../anchor/reads.ts';
 import type { ExecutionLinks } from '../brokers/links.ts';
-import type { Clock } from '../ledger/clock.ts';
-import type { LedgerError } from '../ledger/errors.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { LedgerError } from '../domain/errors.ts';
 import type { AgentRecords } from '../ledger/public/agent-records.ts';
 import type { PublicReads } from '../ledger/public/reads.ts';
 import type { LogReads } from '../log/reads.ts';

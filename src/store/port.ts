@@ -5,7 +5,8 @@ import type { LogStore } from './log-port.ts';
 import type { AnchorStore } from './anchor-port.ts';
 import type { CosignatureStore } from './cosignature-port.ts';
 import type { WebhookStore } from '../webhooks/port.ts';
-import type { BrokerStore, VaultStore } from '../brokers/port.ts';
+import type { BrokerStore } from '../brokers/port.ts';
+import type { VaultStore } from '../vault/port.ts';
 import type { DirectoryStore } from '../directory/port.ts';
 import type { SiteStore } from '../site/port.ts';
 import type {
@@ -78,7 +79,7 @@ export interface LedgerStore {
   readonly cosignatures: CosignatureStore;
   /** The webhooks wing's endpoints and outbox (webhooks/port.ts). */
   readonly webhooks: WebhookStore;
-  /** The vault's key checks and sealed samples (brokers/port.ts). */
+  /** The vault's key checks and sealed samples (vault/port.ts). */
   readonly vault: VaultStore;
   /** The broker wing's connections, imported fills and snapshots (brokers/port.ts). */
   readonly brokers: BrokerStore;

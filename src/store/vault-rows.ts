@@ -1,5 +1,5 @@
 // SQL and row mapping shared by the SQLite and PostgreSQL vault adapters (the same text on both).
-import type { SealedOwner, SealedSample } from '../brokers/port.ts';
+import type { SealedOwner, SealedSample } from '../vault/port.ts';
 import type { Row } from './rows.ts';
 
 /** Per owner and key version, the sealed secret of the smallest id. */

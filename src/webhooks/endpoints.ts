@@ -4,10 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import type { Agent } from '../domain/types.ts';
-import type { Clock } from '../ledger/clock.ts';
-import { errors, fail, ok, type Result } from '../ledger/errors.ts';
-import type { Keyring } from '../brokers/vault.ts';
-import { reseal, seal, unseal } from '../brokers/vault.ts';
+import type { Clock } from '../domain/clock.ts';
+import { errors, fail, ok, type Result } from '../domain/errors.ts';
+import { reseal, seal, sealedAad, unseal, type Keyring } from '../vault/vault.ts';
 import type { DeliveryAttempt, WebhookEndpoint, WebhookEventType, WebhookMessage, WebhookStore } from './port.ts';
 import { checkHost, checkUrlShape, type Resolve } from './address.ts';
 
@@ -21,7 +20,7 @@ export const MAX_ACTIVE_ENDPOINTS = 10;
 export const SECRET_PREFIX = 'whsec_';
 
 /** The vault's associated data for an endpoint's secret: it opens for this endpoint only. */
-export const secretAad = (endpointId: string) => `webhook:${endpointId}`;
+export const secretAad = (endpointId: string) => sealedAad('webhook_endpoint', endpointId);
 
 export function endpointView(e: WebhookEndpoint) {
   return {

@@ -4,8 +4,8 @@
 // node runs a deliverer; the advisory lock lets one of them deliver, and another takes over when
 // it dies.
 import type { WebhookConfig } from '../config.ts';
-import type { Clock } from '../ledger/clock.ts';
-import type { Keyring } from '../brokers/vault.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { Keyring } from '../vault/vault.ts';
 import type { LedgerStore } from '../store/port.ts';
 import type { Resolve } from './address.ts';
 import { Deliverer } from './deliverer.ts';
@@ -13,6 +13,7 @@ import { openSecret, WebhookEndpoints } from './endpoints.ts';
 import { EventBodies } from './events.ts';
 import { FanOut } from './fanout.ts';
 import { DEFAULT_RETRY } from './schedule.ts';
+import { throttled } from '../runtime/throttle.ts';
 
 export type WebhookLog = (level: 'info' | 'warn' | 'error', message: string) => void;
 
@@ -49,16 +50,4 @@ export function startDeliverer(input: {
   });
   deliverer.start();
   return deliverer;
-}
-
-/** The same message is logged at most once a minute. */
-function throttled(write: (message: string) => void, everyMs = 60_000): (message: string) => void {
-  let last = '';
-  let at = -Infinity;
-  return (message) => {
-    if (message === last && Date.now() - at < everyMs) return;
-    last = message;
-    at = Date.now();
-    write(message);
-  };
 }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
 import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { DecisionService, type DecisionOutcome } from '../../src/ledger/decisions.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
 import { Operators } from '../../src/ledger/operators.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { postDecision, testApp, type TestApp } from '../support/app.ts';

@@ -9,7 +9,7 @@ import { buildApp, type LedgerApp } from '../../src/api/app.ts';
 import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';

@@ -10,16 +10,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parseKeyring, seal } from '../../src/brokers/vault.ts';
+import { parseKeyring, seal } from '../../src/vault/vault.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { startServer } from '../../src/server.ts';
 import { connectionId } from '../../src/brokers/connections.ts';
 import { Operators } from '../../src/ledger/operators.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { openStore } from '../../src/store/open.ts';
 import { forEachStore, runSql, type StoreKind } from '../support/stores.ts';
 import { uniqueHandle } from '../support/app.ts';
-import { keyringLoader } from '../../src/brokers/service.ts';
+import { keyringLoader } from '../../src/vault/service.ts';
 
 const K1 = randomBytes(32).toString('base64');
 const K2 = randomBytes(32).toString('base64');
@@ -68,7 +68,7 @@ await forEachStore('ledger serve checks the master key', (kind: StoreKind) => {
       assert.ok(ring.ok);
       if (checked) {
         const config = loadConfig({ LEDGER_DATABASE_URL: url, LEDGER_MASTER_KEY: keyring });
-        await keyringLoader(config.brokers, () => undefined, store)();
+        await keyringLoader(config.brokers, () => undefined, store.vault)();
       }
       const created = await new Operators(store, systemClock).createAgent({ handle: uniqueHandle('mk'), demo: false });
       assert.ok(created.ok);

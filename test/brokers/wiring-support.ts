@@ -7,7 +7,7 @@ import { buildApp, type LedgerApp } from '../../src/api/app.ts';
 import { compose } from '../../src/compose.ts';
 import { loggerOptions } from '../../src/api/logging.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Clock } from '../../src/ledger/clock.ts';
+import type { Clock } from '../../src/domain/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import type { Scope } from '../../src/domain/types.ts';

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { errors } from '../../src/ledger/errors.ts';
+import { errors } from '../../src/domain/errors.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');

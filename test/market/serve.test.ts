@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import type { PricingStatus } from '../../src/market/pricing.ts';
 import { startServer } from '../../src/server.ts';
 import { postDecision } from '../support/app.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { openStore } from '../../src/store/open.ts';
 import { forEachStore } from '../support/stores.ts';

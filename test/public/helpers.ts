@@ -9,7 +9,7 @@ import { canonicalJson } from '../../src/core/canon.ts';
 import { decisionContent } from '../../src/core/decision.ts';
 import type { JsonValue } from '../../src/core/json.ts';
 import { sha256Hex } from '../../src/core/sha256.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { appendRecords } from '../../src/ledger/append.ts';
 import { postDecision, type TestApp } from '../support/app.ts';
 

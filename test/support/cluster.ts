@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { PostgresStore, parsePostgresUrl } from '../../src/store/postgres/store.ts';
 import { FaultProxy } from './fault-proxy.ts';

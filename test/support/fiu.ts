@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { LedgerNode } from './ledger-node.ts';

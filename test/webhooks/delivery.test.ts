@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { openStore } from '../../src/store/open.ts';
 import { canonicalJson, sha256Hex } from '../../src/core/index.ts';
 import { appendRecords } from '../../src/ledger/append.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore, type StoreKind } from '../support/stores.ts';
 import { postDecision, testApp, type TestApp } from '../support/app.ts';

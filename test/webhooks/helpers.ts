@@ -9,8 +9,8 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import type { Deliverer } from '../../src/webhooks/deliverer.ts';
 import { startDeliverer, type DelivererTuning } from '../../src/webhooks/service.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Keyring } from '../../src/brokers/vault.ts';
-import { parseKeyring } from '../../src/brokers/vault.ts';
+import type { Keyring } from '../../src/vault/vault.ts';
+import { parseKeyring } from '../../src/vault/vault.ts';
 
 export type Delivery = {
   id: string;

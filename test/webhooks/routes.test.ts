@@ -16,7 +16,7 @@ import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { assertError } from '../api/record-helpers.ts';
 import { record } from '../log/helpers.ts';
 import { createEndpoint, deliveryLog, startReceiver, testDeliverer, testKeyring, WEBHOOK_ENV, type Receiver } from './helpers.ts';
-import { addKeyVersion, dropKeyVersions } from '../../src/brokers/vault.ts';
+import { addKeyVersion, dropKeyVersions } from '../../src/vault/vault.ts';
 import { openSecret, resealSecrets } from '../../src/webhooks/endpoints.ts';
 
 type Endpoint = { name: string; scopes: Scope[]; request: (auth: string | null, id: string) => InjectOptions };

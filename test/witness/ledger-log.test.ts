@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { b64Encode, openCheckpoint, parseCheckpointBody, parseCosignerVkey, parseEntryBundle, parseNote, parseVkey, verifyCosignature } from '../../src/core/index.ts';
 import { parseLogKey } from '../../src/log/key.ts';
 import { verifyRaw } from '../../src/core/ed25519.ts';
-import { systemClock } from '../../src/ledger/clock.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { openStore } from '../../src/store/open.ts';
 import { startWitness } from '../../src/witness/http.ts';

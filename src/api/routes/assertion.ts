@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { JsonValue } from '../../core/json.ts';
 import { isJsonObject } from '../../core/json.ts';
-import { errors } from '../../ledger/errors.ts';
+import { errors } from '../../domain/errors.ts';
 import type { AssertDecision } from '../../ledger/signing.ts';
 import type { Authenticate } from '../../ledger/auth.ts';
 import { bearerSecurity, holderOf, requireKey } from '../auth.ts';

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonValue } from '../../core/json.ts';
 import { isJsonObject } from '../../core/json.ts';
 import { decisionResponse, type DecisionService } from '../../ledger/decisions.ts';
-import { errors } from '../../ledger/errors.ts';
+import { errors } from '../../domain/errors.ts';
 import { hasControlCharacter } from '../../ledger/ids.ts';
 import type { StoredRecord } from '../../domain/types.ts';
 import type { Authenticate } from '../../ledger/auth.ts';

@@ -1,7 +1,7 @@
 // Records are never changed: PATCH, PUT and DELETE on a record's address answer 409
 // record_is_immutable (404 not_found when there is no such record).
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../ledger/errors.ts';
+import { errors } from '../../domain/errors.ts';
 import { sendError } from '../errors.ts';
 import { isRecordId } from '../../ledger/ids.ts';
 import { errorResponses } from '../schemas.ts';

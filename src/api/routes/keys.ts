@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isJsonObject } from '../../core/json.ts';
-import { errors } from '../../ledger/errors.ts';
+import { errors } from '../../domain/errors.ts';
 import { LABEL_MAX_LENGTH, type SigningKeys } from '../../ledger/keys.ts';
 import type { SigningKey } from '../../domain/types.ts';
 import type { Authenticate } from '../../ledger/auth.ts';

@@ -9,7 +9,7 @@ import compress from '@fastify/compress';
 import etag from '@fastify/etag';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../../ledger/errors.ts';
+import { errors } from '../../domain/errors.ts';
 import { API_REFERENCE_CSP, ApiReferenceAssets, apiReferencePage, compressOnce, pickEncoding, type Asset } from '../../site/api-reference.ts';
 import { DOC_NAME, readDocs, type DocFile } from '../../site/docs.ts';
 import { LlmsText, type OpenApi } from '../../site/llms.ts';

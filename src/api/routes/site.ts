@@ -5,7 +5,7 @@
 // site's 404 and error pages (see Site.errorHtml; JSON clients still get the 2.7 body).
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { errors } from '../../ledger/errors.ts';
+import { errors } from '../../domain/errors.ts';
 import type { Site } from '../../site/site.ts';
 import { agentPage } from '../../site/pages/agent.ts';
 import { docsIndexPage, guidePage } from '../../site/pages/docs.ts';

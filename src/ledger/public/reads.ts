@@ -10,16 +10,14 @@ import { sha256Hex } from '../../core/sha256.ts';
 import type { Agent, StoredRecord } from '../../domain/types.ts';
 import type { LedgerQuery, LedgerStore } from '../../store/port.ts';
 import { sortKeyOf } from '../../store/rows.ts';
-import { errors, fail, ok, type Result } from '../errors.ts';
+import { errors, fail, ok, type Result } from '../../domain/errors.ts';
 import { isRecordId } from '../ids.ts';
-import { HANDLE_PATTERN } from '../operators.ts';
+import { isHandle } from '../../domain/handle.ts';
 import { agentSummary, headView, keyValidAt, profileView, publicKeyView, transparencyView, type ProfileSections } from './documents.ts';
 import { recordJson, type RecordShape } from './record-text.ts';
 import { PublicUrls } from './urls.ts';
 import { ReadSources, type ReplicaOptions } from './sources.ts';
 import { readPacer } from '../../runtime/loop-share.ts';
-
-const HANDLE = new RegExp(HANDLE_PATTERN);
 
 /**
  * Records per store query when a chain is streamed (export), and their content at most: a query
@@ -137,7 +135,7 @@ export class PublicReads {
 
   /** The agent named by a public handle, and the store that knows it; malformed handles are simply unknown. */
   private async agent(store: LedgerStore, handle: string, param = 'handle'): Promise<Result<{ agent: Agent; store: LedgerStore }>> {
-    const found = HANDLE.test(handle) ? await this.sources.agentByHandle(store, handle) : null;
+    const found = isHandle(handle) ? await this.sources.agentByHandle(store, handle) : null;
     return found ? ok({ agent: found.value, store: found.store }) : fail(errors.notFound(`no agent with handle ${handle}`, param));
   }
 

@@ -1,6 +1,6 @@
 // The vault sub-port on PostgreSQL: the same pool and schema as the PostgresStore.
 import type { Row } from '../rows.ts';
-import type { SealedSample, VaultStore } from '../../brokers/port.ts';
+import type { SealedSample, VaultStore } from '../../vault/port.ts';
 import { ADD_KEY_CHECK_SQL, KEY_CHECKS_SQL, keyChecksFromRows, SEALED_SAMPLES_SQL, sampleFromRow } from '../vault-rows.ts';
 import type { PostgresHost } from './pool.ts';
 

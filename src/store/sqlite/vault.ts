@@ -1,6 +1,6 @@
 // The vault sub-port on SQLite: the same database file as the SqliteStore (its connection).
 import type { Row } from '../rows.ts';
-import type { SealedSample, VaultStore } from '../../brokers/port.ts';
+import type { SealedSample, VaultStore } from '../../vault/port.ts';
 import { ADD_KEY_CHECK_SQL, KEY_CHECKS_SQL, keyChecksFromRows, SEALED_SAMPLES_SQL, sampleFromRow } from '../vault-rows.ts';
 import type { SqliteHost } from './host.ts';
 

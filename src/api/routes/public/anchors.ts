@@ -2,7 +2,7 @@
 // and `GET /v1/anchors/<tree size>.ots` (the OpenTimestamps file). Public.
 import { Type } from '@sinclair/typebox';
 import { OTS_MEDIA_TYPE, type AnchorReads } from '../../../anchor/reads.ts';
-import { errors } from '../../../ledger/errors.ts';
+import { errors } from '../../../domain/errors.ts';
 import { sendError } from '../../errors.ts';
 import { preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';

@@ -2,7 +2,7 @@
 // /v1/log/, and the convenience JSON proofs. Public, with the public reads' HTTP hygiene.
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { errors } from '../../../ledger/errors.ts';
+import { errors } from '../../../domain/errors.ts';
 import type { LogReads } from '../../../log/reads.ts';
 import { sendError } from '../../errors.ts';
 import { preflightRoute } from '../../public-http.ts';

@@ -1,5 +1,5 @@
 // What every public read route is given.
-import type { Clock } from '../../../ledger/clock.ts';
+import type { Clock } from '../../../domain/clock.ts';
 import type { PublicReads } from '../../../ledger/public/reads.ts';
 import type { LogReads } from '../../../log/reads.ts';
 import type { AnchorReads } from '../../../anchor/reads.ts';

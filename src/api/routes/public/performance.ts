@@ -12,7 +12,7 @@ import type { App } from '../../types.ts';
 import type { BenchmarkReturn, Portfolio } from '../../../performance/engine.ts';
 import { outcomeCursor, outcomesCsv, seqOfCursor } from '../../../performance/outcome-pages.ts';
 import { outcomesDocument, performanceCsv, performanceDocument } from '../../../performance/views.ts';
-import { errors } from '../../../ledger/errors.ts';
+import { errors } from '../../../domain/errors.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { INPUTS_DESCRIPTION, InputsQuery, OutcomesQuery, OutcomesResponse, PerformanceQuery, PerformanceResponse } from './performance-schemas.ts';
 import { HandleParams } from './schemas.ts';

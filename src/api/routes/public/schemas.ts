@@ -4,7 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { canonicalJson } from '../../../core/canon.ts';
 import { sha256Hex } from '../../../core/sha256.ts';
 import { RECORDED_AT_PATTERN } from '../../../core/time.ts';
-import { HANDLE_PATTERN } from '../../../ledger/operators.ts';
+import { HANDLE_PATTERN } from '../../../domain/handle.ts';
 import { GUARANTEES } from '../../../ledger/public/guarantees.ts';
 import { AGENT_STATUSES } from '../../../domain/types.ts';
 import { AnchorView } from './anchor-schemas.ts';

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import {
   MASTER_KEY_FILE_NAME, addKeyVersion, dropKeyVersions, formatKeyring, loadMasterKeyring, parseKeyring, reseal, seal, sealedKeyVersion, unseal,
   type Keyring, type VaultError,
-} from '../../src/brokers/vault.ts';
+} from '../../src/vault/vault.ts';
 
 const SECRET = 'alpaca-secret-key-9f8e7d6c5b4a39281706';
 const dirs: string[] = [];

@@ -1,18 +1,22 @@
-// Credentials vault for broker connections.
-// Owns: sealing broker secrets with AES-256-GCM under a versioned master key, the sealed format,
-// re-sealing under a new key (`ledger master-key rotate`), and finding the master key
-// (LEDGER_MASTER_KEY, LEDGER_MASTER_KEY_FILE, or one generated into the data directory, mode 0600).
+// The vault: every secret the service keeps (broker credentials, SnapTrade user secrets, webhook
+// signing secrets) is stored sealed by it.
+// Owns: sealing with AES-256-GCM under a versioned master key, the sealed format, the associated
+// data that binds a sealed secret to its holder, re-sealing under a new key (`ledger master-key
+// rotate`), and finding the master key (LEDGER_MASTER_KEY, LEDGER_MASTER_KEY_FILE, or one
+// generated into the data directory, mode 0600). Its storage is port.ts; the start-time check of
+// the keyring against the database is keyring-check.ts, the keyring loaded once is service.ts.
 // Errors are values, and no error message ever holds key material, plaintext or ciphertext.
 //
 // Sealed format (ASCII): `v1.<key version>.<iv>.<ciphertext>.<tag>`, the last three base64url.
-// The associated data is the connection id, so a sealed secret copied to another connection does
-// not open. A keyring holds every key version still in use; the highest version seals.
+// The associated data names the holder (`sealedAad`), so a sealed secret copied to another holder
+// does not open. A keyring holds every key version still in use; the highest version seals.
 // Keyring text (env or file): one `<version>:<base64 key>` per line or comma-separated; a bare
 // base64 key is version 1.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { SealedOwner } from './port.ts';
 
 export const MASTER_KEY_BYTES = 32;
 export const MASTER_KEY_FILE_NAME = 'master.key';
@@ -29,7 +33,7 @@ export type VaultErrorCode =
   | 'master_key_unreadable' // the key file could not be read or created
   | 'sealed_malformed' //      not a sealed secret of this vault
   | 'unknown_key_version' //   sealed under a key this keyring does not hold
-  | 'open_failed'; //          wrong key, wrong connection id, or altered bytes (GCM refused)
+  | 'open_failed'; //          wrong key, wrong holder (associated data), or altered bytes (GCM refused)
 
 export type VaultError = { code: VaultErrorCode; message: string };
 export type VaultResult<T> = { ok: true; value: T } | { ok: false; error: VaultError };
@@ -83,15 +87,27 @@ export function dropKeyVersions(ring: Keyring, keep: (version: number) => boolea
   return { current: ring.current, all };
 }
 
-function aad(connectionId: string): Buffer {
-  return Buffer.from(connectionId, 'utf8');
+/**
+ * The associated data a secret of `owner` is sealed under: it opens for that holder only. Written
+ * once here, so no two holders' associated data can meet (a connection's is its bare id).
+ */
+export function sealedAad(owner: SealedOwner, id: string): string {
+  switch (owner) {
+    case 'broker_connection': return id;
+    case 'broker_user': return `snaptrade-user:${id}`;
+    case 'webhook_endpoint': return `webhook:${id}`;
+  }
 }
 
-/** Seals `plaintext` for one connection under the keyring's current key. */
-export function seal(ring: Keyring, connectionId: string, plaintext: string): string {
+function aadBytes(aad: string): Buffer {
+  return Buffer.from(aad, 'utf8');
+}
+
+/** Seals `plaintext` for one holder (its associated data, `sealedAad`) under the keyring's current key. */
+export function seal(ring: Keyring, aad: string, plaintext: string): string {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', ring.current.key, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(aad(connectionId));
+  cipher.setAAD(aadBytes(aad));
   const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   const tag = cipher.getAuthTag();
   return [FORMAT, String(ring.current.version), iv.toString('base64url'), ct.toString('base64url'), tag.toString('base64url')].join('.');
@@ -103,8 +119,8 @@ export function sealedKeyVersion(sealed: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** Opens a sealed secret of `connectionId` with whichever key version sealed it. */
-export function unseal(ring: Keyring, connectionId: string, sealed: string): VaultResult<string> {
+/** Opens a sealed secret of the holder `aad` names with whichever key version sealed it. */
+export function unseal(ring: Keyring, aad: string, sealed: string): VaultResult<string> {
   const version = typeof sealed === 'string' ? sealedKeyVersion(sealed) : null;
   if (version === null) return fail('sealed_malformed', 'not a sealed secret of this vault (format v1)');
   const key = ring.all.get(version);
@@ -115,7 +131,7 @@ export function unseal(ring: Keyring, connectionId: string, sealed: string): Vau
   if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) return fail('sealed_malformed', 'sealed secret has a wrong IV or tag length');
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-    decipher.setAAD(aad(connectionId));
+    decipher.setAAD(aadBytes(aad));
     decipher.setAuthTag(tag);
     const pt = Buffer.concat([decipher.update(Buffer.from(ctText, 'base64url')), decipher.final()]);
     return { ok: true, value: pt.toString('utf8') };
@@ -128,14 +144,14 @@ export function unseal(ring: Keyring, connectionId: string, sealed: string): Vau
  * Re-seals under the keyring's current key, for rotation. A secret already under the current
  * version is returned unchanged (`changed: false`), so a rotation can be run again after a crash.
  */
-export function reseal(ring: Keyring, connectionId: string, sealed: string): VaultResult<{ sealed: string; changed: boolean }> {
+export function reseal(ring: Keyring, aad: string, sealed: string): VaultResult<{ sealed: string; changed: boolean }> {
   if (sealedKeyVersion(sealed) === ring.current.version) {
-    const check = unseal(ring, connectionId, sealed);
+    const check = unseal(ring, aad, sealed);
     return check.ok ? { ok: true, value: { sealed, changed: false } } : check;
   }
-  const opened = unseal(ring, connectionId, sealed);
+  const opened = unseal(ring, aad, sealed);
   if (!opened.ok) return opened;
-  return { ok: true, value: { sealed: seal(ring, connectionId, opened.value), changed: true } };
+  return { ok: true, value: { sealed: seal(ring, aad, opened.value), changed: true } };
 }
 
 export type MasterKeySource =

@@ -5,10 +5,8 @@
 // the secrets already sealed under it, then its check is recorded), and every version the data is
 // sealed under must be in the keyring. Messages name versions, never key material.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SealedSample, VaultStore } from './port.ts';
-import { secretAad } from '../webhooks/endpoints.ts';
-import { snapTradeUserAad } from './sync.ts';
-import { unseal, type Keyring, type VaultResult } from './vault.ts';
+import type { VaultStore } from './port.ts';
+import { sealedAad, unseal, type Keyring, type VaultResult } from './vault.ts';
 
 const CHECK_CONSTANT = 'decision-ledger master key check v1';
 
@@ -21,13 +19,6 @@ function sameCheck(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** The associated data the secret was sealed under (as its owner's wing seals it). */
-function aadOf(s: SealedSample): string {
-  if (s.owner === 'broker_user') return snapTradeUserAad(s.id);
-  if (s.owner === 'webhook_endpoint') return secretAad(s.id);
-  return s.id;
 }
 
 const refuse = (message: string): VaultResult<never> => ({ ok: false, error: { code: 'open_failed', message } });
@@ -56,7 +47,7 @@ export async function verifyKeyring(ring: Keyring, vault: VaultStore, at: string
     }
     // Secrets sealed before checks were kept: the version's key must open them.
     for (const s of samples.filter((x) => x.keyVersion === version)) {
-      const opened = unseal(ring, aadOf(s), s.sealed);
+      const opened = unseal(ring, sealedAad(s.owner, s.id), s.sealed);
       if (!opened.ok) return refuse(`key version ${version} does not open the secrets sealed under it (${opened.error.code}): set the keyring they were sealed with`);
     }
     await vault.addKeyCheck(version, value, at);

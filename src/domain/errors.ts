@@ -1,6 +1,7 @@
-// The ledger's errors as values: each is one row of the interface's error table (section 7),
+// The service's errors as values: each is one row of the interface's error table (section 7),
 // with its HTTP status, a stable code and, where one field is at fault, `param`. Every error the
-// service sends is built here, so this is the catalogue the README's error table is checked against.
+// service sends is built here (by the use cases, the wings and the HTTP edge alike), so this is
+// the catalogue the README's error table is checked against.
 export type ErrorType =
   | 'authentication_error'
   | 'permission_error'
