@@ -5,7 +5,7 @@
 // their bytes are untouched. Reads only the store, so a public read never waits on the provider.
 import type { StoredRecord } from '../domain/types.ts';
 import type { ExportAnnotations } from '../ledger/public/reads.ts';
-import type { MarketStore, PriceObservation } from '../store/market-port.ts';
+import type { MarketStore, PriceObservation } from './port.ts';
 
 /** One observation as published: flat, every member present (null where it does not apply). */
 export type ObservationView = {

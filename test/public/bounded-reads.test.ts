@@ -14,7 +14,6 @@ import { sha256Hex } from '../../src/core/sha256.ts';
 import { recordJson } from '../../src/ledger/public/record-text.ts';
 import { EXPORT_PAGE_BYTES, PAGE_CHAR_BUDGET, PublicReads } from '../../src/ledger/public/reads.ts';
 import { ObservationReads } from '../../src/market/observations.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -105,7 +104,7 @@ await forEachStore('public reads bounded in size', (kind) => {
         };
       },
     });
-    const annotations = new ObservationReads(marketStoreOf(store)).exportAnnotations();
+    const annotations = new ObservationReads(store.market).exportAnnotations();
     const exported = await new PublicReads(counted, 'http://ledger.test').export(handle, annotations);
     assert.ok(exported.ok);
     // The client takes the first chunk and then stops reading, behind the stream as the route sends it.
