@@ -8,6 +8,7 @@
 // without and with the observations.
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { exportBody } from '../src/api/routes/public/bodies.ts';
 import { PublicReads } from '../src/ledger/public/reads.ts';
 import { observationReads } from '../src/market/service.ts';
 import type { MarketStore, PendingPrice, PriceObservation } from '../src/market/port.ts';
@@ -131,7 +132,7 @@ async function exportTimes(store: LedgerStore, handle: string): Promise<[Timing,
     const exported = await reads.export(handle, withObservations ? annotations : undefined);
     if (!exported.ok) throw new Error(exported.error.message);
     let bytes = 0;
-    for await (const chunk of exported.value.lines) bytes += chunk.length;
+    for await (const chunk of exportBody(exported.value).lines) bytes += chunk.length;
     return bytes;
   };
   const plain: Timing = { label: 'export', samples: [] };

@@ -76,13 +76,13 @@ export class ObservationReads {
       },
       async page(records) {
         const first = records[0];
-        if (first === undefined) return () => '';
+        if (first === undefined) return () => null;
         // The page's seqs run consecutively, so its observations are at most records.length after the one before it.
         const found = await market.observationsOf(first.agentId, first.chainSeq - 1, records.length);
         const bySeq = new Map(found.map((o) => [o.chainSeq, o]));
         return (r: StoredRecord) => {
           const o = r.type === 'decision' ? bySeq.get(r.chainSeq) : undefined;
-          return o ? `,"${OBSERVATION_MEMBER}":${JSON.stringify(observationView(o))}` : '';
+          return o ? { [OBSERVATION_MEMBER]: observationView(o) } : null;
         };
       },
     };
