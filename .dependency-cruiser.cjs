@@ -75,7 +75,7 @@ const wingFences = () => [...WING_DIRS, 'site/browser'].map((wing) => {
  * A wing's storage port (src/<wing>/port.ts): the storage the wing needs, which the store
  * implements. The store imports these and nothing else of a wing.
  */
-const WING_PORTS = '^src/(webhooks|site|directory|brokers|vault)/port\\.ts$';
+const WING_PORTS = '^src/(webhooks|site|directory|brokers|vault|market|performance)/port\.ts$';
 
 /** `layer` (a path pattern) may not import any of `above`, except `allowed`. */
 const downward = (name, layer, above, comment, allowed) => ({

@@ -31,10 +31,10 @@ import { SyntheticMarketData } from '../dist/market/synthetic.js';
 import { readDecisions } from '../dist/performance/inputs.js';
 import type { ActionInput } from '../dist/performance/actions.js';
 import { PerformanceService } from '../dist/performance/service.js';
-import type { MarketStore, PriceObservation } from '../dist/store/market-port.js';
+import type { MarketStore, PriceObservation } from '../dist/market/port.js';
+import type { PerformanceStore } from '../dist/performance/port.js';
 import { openStore } from '../dist/store/open.js';
 import type { LedgerStore } from '../dist/store/port.js';
-import { marketStoreOf } from '../dist/store/market.js';
 import { benchStores, freshPostgres, freshSqlite, storeName, type BenchDatabase } from './databases.ts';
 import { fixed, integerFlag, markdownTable, progress, quantile, suiteFlags } from './harness.ts';
 import { seed } from './seed.ts';
@@ -120,9 +120,9 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T } & Timing> 
 const median = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.5);
 const p99 = (xs: number[]) => quantile([...xs].sort((a, b) => a - b), 0.99);
 
-/** A market store that has no stored report: every computation through it starts from scratch. */
-function forgetting(market: MarketStore): MarketStore {
-  return new Proxy(market, {
+/** Stored reports that read as none: every computation through them starts from scratch. */
+function forgetting(reports: PerformanceStore): PerformanceStore {
+  return new Proxy(reports, {
     get: (target, key) => {
       if (key === 'report') return async () => null;
       const value = Reflect.get(target, key, target);
@@ -147,42 +147,42 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     progress(`${storeName(kind)}: seeding ${o.decisions} decisions over ${o.years} years`);
     const seeded = await seed(store, db.url, { whale: o.decisions, smallAgents: 0, perSmall: 0, spacingMs: spacing, handlePrefix: 'perf' });
     const agent = (await store.findAgentByHandle(seeded.whale.handle)) as Agent;
-    const market: MarketStore = marketStoreOf(store);
+    const market: MarketStore = store.market;
     const synthetic = new SyntheticMarketData(SEED);
     progress(`${storeName(kind)}: pricing them at receipt`);
     await priceAll(store, market, synthetic, agent.id);
     await market.pendingPrices('synthetic', 1); // the pricing job's next tick: its scan cursor passes what is observed
     const clock: Clock = { now: () => new Date() };
-    const service = (m: MarketStore) => new PerformanceService({ store, market: m, provider: synthetic, synthetic, benchmark: 'SPY', clock });
+    const service = (reports: PerformanceStore) => new PerformanceService({ store, market, reports, provider: synthetic, synthetic, benchmark: 'SPY', clock });
 
     progress(`${storeName(kind)}: from scratch`);
-    const first = await timed(() => service(forgetting(market)).report(agent, 'model'));
+    const first = await timed(() => service(forgetting(store.performance)).report(agent, 'model'));
     const scratchRuns: Timing[] = [];
-    for (let i = 0; i < 3; i++) scratchRuns.push(await timed(() => service(forgetting(market)).report(agent, 'model')));
+    for (let i = 0; i < 3; i++) scratchRuns.push(await timed(() => service(forgetting(store.performance)).report(agent, 'model')));
     const inputs = await timed(() => readThroughPorts(store, market, agent.id, seeded.whale.records));
     const ownRead = await timed(() => readDecisions(market, agent.id, 0, seeded.whale.records));
-    const live = service(market);
+    const live = service(store.performance);
     const computed = await live.report(agent, 'model');
     if (!computed.ok || computed.value.status !== 'computed') throw new Error('no report computed');
-    const stored = await market.report(agent.id, 'model');
+    const stored = await store.performance.report(agent.id, 'model');
 
     progress(`${storeName(kind)}: perf_v2 from scratch with ${o.actions} corporate actions per symbol`);
     const actions = corporateActions(computed.value.report.inception as string, computed.value.report.as_of as string, o.actions);
-    const v2 = (m: MarketStore) => new PerformanceService({
-      store, market: m, provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2',
+    const v2 = (reports: PerformanceStore) => new PerformanceService({
+      store, market, reports, provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2',
       corporateActions: async (_source, symbols) => actions.filter((a) => symbols.includes(a.symbol)),
     });
-    await v2(forgetting(market)).report(agent, 'model'); // warm, as (a)'s first run
+    await v2(forgetting(store.performance)).report(agent, 'model'); // warm, as (a)'s first run
     const v2Runs: Timing[] = [];
     let eventsApplied = 0;
     for (let i = 0; i < 3; i++) {
-      const run = await timed(() => v2(forgetting(market)).report(agent, 'model'));
+      const run = await timed(() => v2(forgetting(store.performance)).report(agent, 'model'));
       v2Runs.push(run);
       if (run.value.ok && run.value.value.status === 'computed') eventsApplied = run.value.value.report.corporate_actions?.events.length ?? 0;
     }
 
     progress(`${storeName(kind)}: the inputs bundle streamed, against the export`);
-    const bundleServer = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) }, { performance: v2(market) }));
+    const bundleServer = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: db.url, LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_LOG_LEVEL: 'warn' }), clock, checkSignature: signatureChecker(store) }, { performance: v2(store.performance) }));
     const at = await bundleServer.app.listen({ port: 0, host: '127.0.0.1' });
     let bundle: Streamed | null = null;
     let exported: Streamed | null = null;
@@ -207,7 +207,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
 
     // A new day: the same report a day later needs the day's closes of every held symbol.
     const later: Clock = { now: () => new Date(Date.now() + DAY) };
-    const nextDay = new PerformanceService({ store, market, provider: synthetic, synthetic, benchmark: 'SPY', clock: later });
+    const nextDay = new PerformanceService({ store, market, reports: store.performance, provider: synthetic, synthetic, benchmark: 'SPY', clock: later });
     const newDay = await timed(() => nextDay.report(agent, 'model'));
     await ledger.close();
     const median3 = (k: keyof Timing) => median(scratchRuns.map((r) => r[k]));

@@ -8,10 +8,10 @@
 // without and with the observations.
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { exportBody } from '../src/api/routes/public/bodies.ts';
 import { PublicReads } from '../src/ledger/public/reads.ts';
 import { observationReads } from '../src/market/service.ts';
-import { marketStoreOf } from '../src/store/market.ts';
-import type { MarketStore, PendingPrice, PriceObservation } from '../src/store/market-port.ts';
+import type { MarketStore, PendingPrice, PriceObservation } from '../src/market/port.ts';
 import { pendingSql } from '../src/store/market-rows.ts';
 import { openStore } from '../src/store/open.ts';
 import type { LedgerStore } from '../src/store/port.ts';
@@ -90,7 +90,7 @@ async function measureStore(kind: BenchDatabase['kind'], o: PricingBenchOptions)
     // As autovacuum would soon after a bulk load: the planner's statistics of the new rows.
     if (kind === 'postgres') await sql(store, 'ANALYZE');
     progress(`${storeName(kind)}: ${seeded.total} records seeded and observed but ${LEFT_PENDING} in ${fixed((performance.now() - started) / 1000, 1)} s`);
-    const market: MarketStore = marketStoreOf(store);
+    const market: MarketStore = store.market;
 
     const first = await time('pendingPrices, first tick (cursor at the start)', 1, () => market.pendingPrices('synthetic', 100));
     const timings: Timing[] = [
@@ -132,7 +132,7 @@ async function exportTimes(store: LedgerStore, handle: string): Promise<[Timing,
     const exported = await reads.export(handle, withObservations ? annotations : undefined);
     if (!exported.ok) throw new Error(exported.error.message);
     let bytes = 0;
-    for await (const chunk of exported.value.lines) bytes += chunk.length;
+    for await (const chunk of exportBody(exported.value).lines) bytes += chunk.length;
     return bytes;
   };
   const plain: Timing = { label: 'export', samples: [] };

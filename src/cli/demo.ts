@@ -18,15 +18,15 @@ export function registerDemoCommand(program: Command): void {
       if (!/^[0-9]+$/.test(opts.days) || days < 30 || days > 3650) throw new Error('--days must be a whole number from 30 to 3650');
       if (!/^[a-z0-9][a-z0-9_-]{0,20}$/.test(opts.prefix)) throw new Error('--prefix must be 1 to 21 characters: a-z, 0-9, _ or -, starting with a letter or digit');
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
-      const [{ DEFAULT_SYNTHETIC_SEED }, { SyntheticMarketData }, { createDemo }, { marketStoreOf }, { openStore }] = await Promise.all([
-        import('../market/select.ts'), import('../market/synthetic.ts'), import('../performance/demo.ts'), import('../store/market.ts'), import('../store/open.ts'),
+      const [{ DEFAULT_SYNTHETIC_SEED }, { SyntheticMarketData }, { createDemo }, { openStore }] = await Promise.all([
+        import('../market/select.ts'), import('../market/synthetic.ts'), import('../performance/demo.ts'), import('../store/open.ts'),
       ]);
       const store = openStore(config.databaseUrl);
       try {
         await store.migrate();
         const seed = config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED;
         const progress = opts.json ? undefined : (line: string) => process.stderr.write(`${line}\n`);
-        const created = await createDemo({ store, market: marketStoreOf(store), synthetic: new SyntheticMarketData(seed), benchmark: config.performance.benchmark, now: new Date(), progress }, { prefix: opts.prefix, days });
+        const created = await createDemo({ store, market: store.market, synthetic: new SyntheticMarketData(seed), benchmark: config.performance.benchmark, now: new Date(), progress }, { prefix: opts.prefix, days });
         if (!created.ok) throw new Error(created.error.message);
         if (opts.json) return console.log(JSON.stringify(created.value, null, 2));
         for (const a of created.value) {

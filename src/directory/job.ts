@@ -12,8 +12,7 @@ import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
 import type { DirectoryStore } from './port.ts';
-import { marketStoreOf } from '../store/market.ts';
-import type { StoredReport } from '../store/market-port.ts';
+import type { StoredReport } from '../performance/port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { CURSOR_TTL_MS, headlineOf, type HeadlineFacts, type ReportFacts, type StoredReportText } from './rules.ts';
 
@@ -121,12 +120,11 @@ export class DirectoryJob {
 
   private async facts(agent: Agent): Promise<HeadlineFacts> {
     const { store } = this.deps;
-    const market = marketStoreOf(store);
     // The counts are read before the reports: a report never covers records the row does not count.
     const [head, counts] = await Promise.all([store.chainHead(agent.id), store.countRecords(agent.id)]);
     const [first] = head.seq === 0 ? [] : await store.listChain(agent.id, 0, 1, 1);
     const links = counts.byType.execution === 0 ? { link_token: 0 } : await store.brokers.linkCounts(agent.id);
-    const [model, broker] = await Promise.all([market.report(agent.id, 'model'), market.report(agent.id, 'broker')]);
+    const [model, broker] = await Promise.all([store.performance.report(agent.id, 'model'), store.performance.report(agent.id, 'broker')]);
     return {
       agent,
       records: head.seq,

@@ -5,7 +5,7 @@
 // their bytes are untouched. Reads only the store, so a public read never waits on the provider.
 import type { StoredRecord } from '../domain/types.ts';
 import type { ExportAnnotations } from '../ledger/public/reads.ts';
-import type { MarketStore, PriceObservation } from '../store/market-port.ts';
+import type { MarketStore, PriceObservation } from './port.ts';
 
 /** One observation as published: flat, every member present (null where it does not apply). */
 export type ObservationView = {
@@ -76,13 +76,13 @@ export class ObservationReads {
       },
       async page(records) {
         const first = records[0];
-        if (first === undefined) return () => '';
+        if (first === undefined) return () => null;
         // The page's seqs run consecutively, so its observations are at most records.length after the one before it.
         const found = await market.observationsOf(first.agentId, first.chainSeq - 1, records.length);
         const bySeq = new Map(found.map((o) => [o.chainSeq, o]));
         return (r: StoredRecord) => {
           const o = r.type === 'decision' ? bySeq.get(r.chainSeq) : undefined;
-          return o ? `,"${OBSERVATION_MEMBER}":${JSON.stringify(observationView(o))}` : '';
+          return o ? { [OBSERVATION_MEMBER]: observationView(o) } : null;
         };
       },
     };

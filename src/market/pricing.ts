@@ -13,8 +13,7 @@
 // With `facts` (the serving process), a round with nothing pending also keeps the market facts of
 // the priced symbols and the benchmark (facts.ts: corporate actions and raw closes), a step at a
 // time, shown under `facts` in the status.
-import type { MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold } from '../store/market-port.ts';
-import type { MarketData, MarketError, TradePrice } from './port.ts';
+import type { MarketData, MarketError, MarketStore, PendingPrice, PriceObservation, PriceSource, PricingHold, TradePrice } from './port.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';
 import { MarketFacts, type FactsOptions, type FactsStatus } from './facts.ts';
 

@@ -2,7 +2,6 @@
 // the HTTP service until shutdown, and its status for /readyz. With provider `none` nothing runs
 // and the status says why. On PostgreSQL every API node starts one; the store's hold lets one of
 // them price at a time.
-import { marketStoreOf } from '../store/market.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { ObservationReads } from './observations.ts';
 import type { MarketData } from './port.ts';
@@ -22,10 +21,10 @@ export function pricingService(
 ): Pricing {
   if (market.source === 'none') return { status: () => pricingOff(market), start: () => undefined, stop: async () => undefined };
   const demo = { market: synthetic, isDemo: async (agentId: string) => (await store.findAgentById(agentId))?.demo === true };
-  return new PricingJob({ ...tuning, market, store: marketStoreOf(store), onNotice, demo });
+  return new PricingJob({ ...tuning, market, store: store.market, onNotice, demo });
 }
 
 /** The public reads of the observations (proof and export), over the store's market tables. */
 export function observationReads(store: LedgerStore): ObservationReads {
-  return new ObservationReads(marketStoreOf(store));
+  return new ObservationReads(store.market);
 }

@@ -8,7 +8,7 @@
 // with the counts. The lines are produced as the reader takes them, a store page at a time, so a
 // bundle of any size is streamed in bounded memory.
 
-import type { ChainInput, CorporateActionFacts, MarketStore, ObservedPrice, PriceSource, StoredCorporateAction } from '../store/market-port.ts';
+import type { ChainInput, CorporateActionFacts, MarketStore, ObservedPrice, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import { factKey, type ActionInput } from './actions.ts';
 import type { EngineState, Portfolio } from './engine.ts';
 import { fillInput, termsOf } from './inputs.ts';

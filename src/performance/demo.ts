@@ -25,8 +25,7 @@ import { Operators } from '../ledger/operators.ts';
 import { decisionAsserter, signatureChecker } from '../ledger/signing.ts';
 import { dateOfDay, dayNumber, isWeekday, stockSession } from '../market/calendar.ts';
 import { MarketFacts } from '../market/facts.ts';
-import type { MarketData } from '../market/port.ts';
-import type { MarketStore, PriceObservation } from '../store/market-port.ts';
+import type { MarketData, MarketStore, PriceObservation } from '../market/port.ts';
 import type { LedgerStore } from '../store/port.ts';
 
 type Plan = {

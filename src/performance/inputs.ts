@@ -7,7 +7,7 @@
 // order, so nothing after it can be applied until the pricing job has priced it.
 // Owns: the reading of a decision's and an execution's content document for the accounting.
 
-import type { ChainInput, DecisionTerms, MarketStore, ObservedPrice, PriceSource, PricedDecision } from '../store/market-port.ts';
+import type { ChainInput, DecisionTerms, MarketStore, ObservedPrice, PriceSource, PricedDecision } from '../market/port.ts';
 import type { Action, DecisionInput, FillInput } from './portfolio.ts';
 
 const ACTIONS = new Set<string>(['BUY', 'SELL', 'HOLD', 'INCREASE', 'REDUCE', 'CLOSE']);

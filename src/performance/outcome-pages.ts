@@ -12,8 +12,7 @@
 
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import { MAX_GAP_DAYS, type DailyCloses } from '../market/closes.ts';
-import type { MarketData } from '../market/port.ts';
-import type { MarketStore, PricedDecision, PriceSource } from '../store/market-port.ts';
+import type { MarketData, MarketStore, PricedDecision, PriceSource } from '../market/port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText, type CsvCell } from './csv.ts';
 import { decisionOf } from './inputs.ts';

@@ -1,8 +1,8 @@
 // The performance use case: an agent's model portfolio (its decisions at the price observed at
 // receipt) and broker portfolio (its imported executions: time-weighted when the account's imported
 // activity history is complete, docs/perf_v1.md §3.1; trade-derived otherwise), valued daily against
-// the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the market
-// sub-port (MarketStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
+// the benchmark, as perf_v1 or perf_v2 reports (PerformanceDeps.method) kept through the wing's
+// storage port (port.ts, PerformanceStore.saveReport). perf_v2 reads the corporate actions of the symbols it values
 // and of the benchmark through PerformanceDeps.corporateActions: performanceOf reads every stored
 // revision from the agent's price source (market/facts.ts keeps them).
 //
@@ -21,13 +21,12 @@ import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Agent, StoredRecord } from '../domain/types.ts';
 import type { BrokerStore } from '../brokers/port.ts';
-import type { MarketStore, PriceSource, StoredCorporateAction, StoredReport } from '../store/market-port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { DailyCloses } from '../market/closes.ts';
 import { SyntheticMarketData } from '../market/synthetic.ts';
-import { marketStoreOf } from '../store/market.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
-import type { MarketData, MarketError } from '../market/port.ts';
+import type { MarketData, MarketError, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
+import type { PerformanceStore, StoredReport } from './port.ts';
 import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
 import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
 import {
@@ -60,6 +59,8 @@ type Saved = {
 export type PerformanceDeps = {
   store: LedgerStore;
   market: MarketStore;
+  /** Where the reports are stored (the store's `performance`). */
+  reports: PerformanceStore;
   /** The configured provider (LEDGER_MARKET_DATA). */
   provider: MarketData;
   /** The seeded synthetic model, for agents whose decisions it priced (demo agents). */
@@ -84,12 +85,12 @@ export type PerformanceDeps = {
   corporateActions?: (source: PriceSource, symbols: string[]) => Promise<ActionInput[]>;
 };
 
-/** The service over an open store's market and broker sub-ports; agents priced synthetically are valued with the model of `seed`. */
+/** The service over an open store's market, performance and broker sub-ports; agents priced synthetically are valued with the model of `seed`. */
 export function performanceOf(store: LedgerStore, o: { provider: MarketData; seed: string; benchmark: string; clock: Clock }): PerformanceService {
   const synthetic = o.provider.source === 'synthetic' ? o.provider : new SyntheticMarketData(o.seed);
-  const market = marketStoreOf(store);
+  const { market } = store;
   return new PerformanceService({
-    store, market, provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: store.brokers,
+    store, market, reports: store.performance, provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: store.brokers,
     method: 'perf_v2', corporateActions: (source, symbols) => storedActions(market, source, symbols),
   });
 }
@@ -206,7 +207,7 @@ export class PerformanceService {
     const key = `${agent.id}\n${portfolio}`;
     let held: { saved: Saved; row: StoredReport } | undefined = this.cache.get(key);
     if (!held) {
-      const row = await this.deps.market.report(agent.id, portfolio);
+      const row = await this.deps.reports.report(agent.id, portfolio);
       if (row) held = { row, saved: JSON.parse(row.report) as Saved };
     }
     if (!held) return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no stored report yet; try again`));
@@ -227,7 +228,7 @@ export class PerformanceService {
     const key = `${agent.id}\nmodel`;
     let report = this.cache.get(key)?.saved.published;
     if (!report) {
-      const row = await this.deps.market.report(agent.id, 'model');
+      const row = await this.deps.reports.report(agent.id, 'model');
       if (!row) {
         void this.report(agent, 'model').catch(() => undefined);
         return null;
@@ -279,7 +280,7 @@ export class PerformanceService {
     // would give the same figures, so the stored text (hundreds of KB) is read only when none is held.
     let held = this.cache.get(key);
     if (!held) {
-      const row = await this.deps.market.report(agent.id, portfolio);
+      const row = await this.deps.reports.report(agent.id, portfolio);
       const saved = row && (JSON.parse(row.report) as Saved);
       if (row && saved && saved.state.version === STATE_VERSION && saved.state.method === this.method) this.keep(key, (held = { row, saved, checked: null, persisted: { seq: row.throughSeq, at: this.deps.clock.now().getTime() } }));
     }
@@ -316,7 +317,7 @@ export class PerformanceService {
       || attempt.row.throughSeq - last.seq >= PERSIST_EVERY.records
       || now - last.at >= PERSIST_EVERY.ms;
     if (!due) return last;
-    await this.deps.market.saveReport(attempt.row);
+    await this.deps.reports.saveReport(attempt.row);
     return { seq: attempt.row.throughSeq, at: now };
   }
 

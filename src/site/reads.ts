@@ -1,8 +1,8 @@
 // What each public page shows, gathered from the use cases the JSON reads use (the public reads,
-// the log's and the anchors' reads) plus the decision timeline: a page of the agent's decisions
-// (ledger/public/agent-records.ts) with the executions the broker import linked to each
-// (brokers/links.ts). Every read is bounded: pages of records, a capped list of chain heads and
-// of linked executions.
+// the log's and the anchors' reads: the values they return, which the JSON reads write as text)
+// plus the decision timeline: a page of the agent's decisions (ledger/public/agent-records.ts)
+// with the executions the broker import linked to each (brokers/links.ts). Every read is bounded:
+// pages of records, a capped list of chain heads and of linked executions.
 import type { AnchorReads } from '../anchor/reads.ts';
 import type { ExecutionLinks } from '../brokers/links.ts';
 import type { Clock } from '../domain/clock.ts';
@@ -14,8 +14,8 @@ import type { LogReads } from '../log/reads.ts';
 import type { ObservationReads } from '../market/observations.ts';
 import type { Directory, ListQuery } from '../directory/service.ts';
 import type { StoredRecord } from '../domain/types.ts';
-import type { AgentProfile, HeadRow, LedgerItem, ProofBundle, TimelineItem, Transparency } from './views.ts';
-import { publishedView, recordView } from './views.ts';
+import type { AgentProfile, HeadRow, ProofBundle, TimelineItem, Transparency } from './views.ts';
+import { recordView } from './views.ts';
 
 /** Records per page on the home page and in an agent's timeline. */
 export const FEED_PAGE = 20;
@@ -57,7 +57,8 @@ export class SiteReads {
       this.summary(),
     ]);
     if (!page.ok) return page;
-    const feed = JSON.parse(page.value.body) as { data: LedgerItem[]; has_more: boolean; next_cursor: string | null };
+    const { items, hasMore, nextCursor } = page.value;
+    const feed = { records: items.map((i) => i.record), hasMore, nextCursor };
     return ok({ feed, ...summary, cursor: cursor ?? null, includeDemo: q.includeDemo });
   }
 
@@ -138,17 +139,18 @@ export class SiteReads {
       return { ...section, ...anchor, ...price.section };
     });
     if (!proof.ok) return proof;
-    const bundle = JSON.parse(proof.value.body) as ProofBundle;
-    const seq = Number(bundle.record.entry.seq);
-    const view = publishedView(bundle.record);
+    const { record } = proof.value;
+    const bundle = proof.value.document as unknown as ProofBundle;
+    const seq = record.chainSeq;
+    const view = recordView(record);
     const [around, lookup] = await Promise.all([
-      this.deps.reads.chainPage({ handle: bundle.agent.handle, afterSeq: Math.max(0, seq - 2), limit: seq === 1 ? 2 : 3, payloads: false }),
-      view.type === 'decision' ? this.linked([bundle.id]) : null,
+      this.deps.reads.chainPage({ handle: record.agentHandle, afterSeq: Math.max(0, seq - 2), limit: seq === 1 ? 2 : 3, payloads: false }),
+      view.type === 'decision' ? this.linked([record.id]) : null,
     ]);
-    const neighbours = around.ok ? (JSON.parse(around.value.body) as { records: { entry: { seq: string; id: string } }[] }).records : [];
-    const at = (s: number) => neighbours.find((r) => Number(r.entry.seq) === s)?.entry.id ?? null;
-    const linked = lookup ? lookup(bundle.id) : { executions: [], executionsTotal: 0 };
-    return ok({ bundle, view, previous: at(seq - 1), next: at(seq + 1), ...linked });
+    const neighbours = around.ok ? around.value.records : [];
+    const at = (s: number) => neighbours.find((r) => r.chainSeq === s)?.id ?? null;
+    const linked = lookup ? lookup(record.id) : { executions: [], executionsTotal: 0 };
+    return ok({ bundle, record, view, previous: at(seq - 1), next: at(seq + 1), ...linked });
   }
 
   /** `/transparency`: heads to pin, counts, the log, its anchors (paged) and the guarantees. */

@@ -1,18 +1,9 @@
-// The shapes the pages read: the public JSON documents as the public reads publish them (only
-// the members the pages use), and one view of a record for display.
+// The shapes the pages read: the public documents as the public reads return them (only the
+// members the pages use), and one view of a record for display.
 import type { RecordType, SignatureEnvelope } from '../core/chain.ts';
+import { provenanceOf, type Provenance } from '../ledger/public/record-text.ts';
 
 export type Head = { seq: number; chain_hash: string; recorded_at: string | null };
-
-export type PublishedRecord = {
-  entry: { seq: string; id: string; type: RecordType; recorded_at: string; content_hash: string; prev_hash: string; agent: string; signature?: SignatureEnvelope };
-  chain_hash: string;
-  content: string;
-  provenance?: string;
-  broker?: string | null;
-};
-
-export type LedgerItem = PublishedRecord & { proof_url: string };
 
 export type SigningKeyView = { id: string; public_key: string; label: string; created_at: string; revoked_at: string | null; status: string };
 
@@ -49,6 +40,7 @@ export type AnchorView = {
   block_height: number | null; block_hash: string | null; block_time: string | null; ots_url: string;
 };
 
+/** A proof bundle's document (its record is the stored record beside it). */
 export type ProofBundle = {
   id: string;
   agent: { handle: string; status: string | null; demo: boolean; head: Head };
@@ -57,7 +49,6 @@ export type ProofBundle = {
   inclusion_pending: { message: string } | null;
   anchor_proof: (AnchorView & { checkpoint: string | null }) | null;
   links: { self: string; chain_from_here: string; export: string };
-  record: PublishedRecord;
 };
 
 export type HeadRow = Head & { agent: string; demo: boolean; status: string };
@@ -84,6 +75,8 @@ export type RecordView = {
   /** The content document (canon_v1 content holds strings, objects and arrays only). */
   content: Record<string, unknown>;
   link: ExecutionLink | null;
+  /** An execution's or an activity's, as published (imported by the broker sync); null for a decision. */
+  provenance: Provenance | null;
 };
 
 export type TimelineItem = { decision: RecordView; executions: RecordView[]; executionsTotal: number };
@@ -116,13 +109,6 @@ export function recordView(r: {
     signedBy: r.signature?.key_id ?? null,
     content,
     link: r.type === 'execution' ? linkOf(content) : null,
+    provenance: provenanceOf(r.type, content),
   };
-}
-
-/** A published record (ledger item, proof) as a RecordView. */
-export function publishedView(p: PublishedRecord): RecordView {
-  return recordView({
-    id: p.entry.id, type: p.entry.type, chainSeq: Number(p.entry.seq), recordedAt: p.entry.recorded_at,
-    content: p.content, signature: p.entry.signature ?? null, agentHandle: p.entry.agent,
-  });
 }

@@ -1,8 +1,8 @@
-// Rows of the raw closes and corporate actions <-> the market sub-port's types, and
+// Rows of the raw closes and corporate actions <-> the market port's types (market/port.ts), and
 // their SQL, shared by both adapters. Owns how a correction becomes a new revision: one statement
 // inserts the next revision of a provider_id unless its current one is identical, so a re-fetch
 // writes nothing and two writers racing on one revision leave one row (the UNIQUE key).
-import type { CorporateActionFacts, PricedSymbol, PriceSource, StoredCorporateAction } from './market-port.ts';
+import type { CorporateActionFacts, PricedSymbol, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { Row } from './rows.ts';
 
 const ACTION_FIELDS = [

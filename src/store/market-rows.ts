@@ -1,5 +1,6 @@
-// Rows of the market tables <-> the market sub-port's types, shared by both adapters.
-import type { ChainInput, ChainTerms, PendingPrice, PricedDecision, PriceObservation, PriceSource, StoredReport } from './market-port.ts';
+// Rows of the market tables <-> the market port's types (market/port.ts), shared by both adapters.
+import type { ChainInput, ChainTerms, PendingPrice, PricedDecision, PriceObservation, PriceSource } from '../market/port.ts';
+import type { StoredReport } from '../performance/port.ts';
 import type { Row } from './rows.ts';
 
 export const OBSERVATION_COLUMNS = [

@@ -9,6 +9,8 @@ import type { BrokerStore } from '../brokers/port.ts';
 import type { VaultStore } from '../vault/port.ts';
 import type { DirectoryStore } from '../directory/port.ts';
 import type { SiteStore } from '../site/port.ts';
+import type { MarketStore } from '../market/port.ts';
+import type { PerformanceStore } from '../performance/port.ts';
 import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../domain/types.ts';
@@ -87,6 +89,10 @@ export interface LedgerStore {
   readonly directory: DirectoryStore;
   /** The site wing's reads beyond the public ones (site/port.ts). */
   readonly site: SiteStore;
+  /** The market wing's observations, closes and corporate actions (market/port.ts). */
+  readonly market: MarketStore;
+  /** The performance wing's stored reports (performance/port.ts), kept by the market adapters. */
+  readonly performance: PerformanceStore;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

@@ -15,7 +15,6 @@ import { verifyChain } from '../../src/core/verify.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { Computed } from '../../src/performance/types.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
 import type { BrokerStore } from '../../src/brokers/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
@@ -165,7 +164,7 @@ await forEachStore('broker activities imported as activity records', (kind) => {
     test('the broker report: the imported history is complete from a zero balance, so its curve is time-weighted and rule 7\'s caveat goes', async () => {
       const synthetic = new SyntheticMarketData('activities-test');
       const clock = { now: () => new Date('2026-02-10T12:00:00.000Z') };
-      const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers });
+      const performance = new PerformanceService({ store, market: store.market, reports: store.performance, provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers });
       const r = await performance.report((await store.findAgentById(owner.agentId))!, 'broker');
       assert.ok(r.ok && r.value.status === 'computed', JSON.stringify(r));
       const report = (r.value as Computed).report;

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { marketStoreOf } from '../../src/store/market.ts';
 import { CURSOR_TTL_MS, MIN_RANK_DAYS } from '../../src/directory/rules.ts';
 import { LIST_LIMIT } from '../../src/directory/service.ts';
 import { LEVEL_SHARE_PERCENT } from '../../src/directory/port.ts';
@@ -77,7 +76,7 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
   }
 
   async function report(handle: string, o: Parameters<typeof reportText>[0]) {
-    await marketStoreOf(t.store).saveReport({ agentId: made[handle]!.agentId, portfolio: 'model', throughSeq: 1, asOf: o.asOf, computedAt: new Date().toISOString(), report: reportText(o) });
+    await t.store.performance.saveReport({ agentId: made[handle]!.agentId, portfolio: 'model', throughSeq: 1, asOf: o.asOf, computedAt: new Date().toISOString(), report: reportText(o) });
   }
 
   before(async () => {

@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { PricingJob } from '../../src/market/pricing.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { forEachStore } from '../support/stores.ts';
 import { validDecision } from '../api/record-helpers.ts';
@@ -62,7 +61,7 @@ await forEachStore('docs/public-reads.md holds', (kind) => {
     const integrator = testIntegrator(t.store, key);
     await integrator.integratePending();
     await integrator.stop();
-    const pricing = new PricingJob({ market: new SyntheticMarketData('docs-contract'), store: marketStoreOf(t.store) });
+    const pricing = new PricingJob({ market: new SyntheticMarketData('docs-contract'), store: t.store.market });
     await pricing.round();
     unsettled = await post();
   });

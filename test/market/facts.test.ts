@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AlpacaMarketData } from '../../src/market/alpaca.ts';
 import { PricingJob } from '../../src/market/pricing.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { postDecision, testApp, type TestApp } from '../support/app.ts';
@@ -54,7 +53,7 @@ await forEachStore('the pricing job keeps the market facts', (kind) => {
       },
     });
     store = await kind.open();
-    market = marketStoreOf(store);
+    market = store.market;
     let clock = T0;
     t = await testApp(store, { clock: { now: () => new Date(clock++) } });
     const provider = new AlpacaMarketData({ ...KEY, baseUrl: sim.url, now: () => new Date(now), retryDelayMs: 1 });

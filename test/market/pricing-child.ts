@@ -3,7 +3,6 @@
 // Usage: node --import tsx test/market/pricing-child.ts <database url> <simulator url>
 import { AlpacaMarketData } from '../../src/market/alpaca.ts';
 import { PricingJob } from '../../src/market/pricing.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import { openStore } from '../../src/store/open.ts';
 
 const [databaseUrl, simUrl] = process.argv.slice(2) as [string, string];
@@ -11,7 +10,7 @@ const store = openStore(databaseUrl);
 await store.migrate();
 const job = new PricingJob({
   market: new AlpacaMarketData({ keyId: 'PKKILLTEST', secret: 'sim-secret-kill', baseUrl: simUrl, retryDelayMs: 1 }),
-  store: marketStoreOf(store),
+  store: store.market,
   batchSize: 10,
   concurrency: 2,
   flushEvery: 1,

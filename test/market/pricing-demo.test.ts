@@ -12,8 +12,7 @@ import { pricingService } from '../../src/market/service.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { createDemo } from '../../src/performance/demo.ts';
 import { performanceOf } from '../../src/performance/service.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore, PriceObservation } from '../../src/store/market-port.ts';
+import type { MarketStore, PriceObservation } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { startAlpacaDataSim, type AlpacaDataSim } from '../sim/alpaca-data.ts';
 import { postDecision, testApp, type TestApp } from '../support/app.ts';
@@ -41,7 +40,7 @@ await forEachStore('demo agents priced by the synthetic model while the pricing 
   });
 
   it('the job prices a demo decision before the demo does: synthetic, the demo\'s price, no mixed sources', async () => {
-    const market = marketStoreOf(store);
+    const market = store.market;
     const alpaca = new AlpacaMarketData({ ...KEY, baseUrl: sim.url, now: () => NOW, retryDelayMs: 1 });
     const synthetic = new SyntheticMarketData(SEED);
     const job = pricingService(store, alpaca, () => undefined, { pollMs: 5, batchSize: 10, concurrency: 2, holdRetryMs: 5 }, synthetic) as PricingJob;
@@ -107,7 +106,7 @@ await forEachStore('demo agents priced by the synthetic model while the pricing 
     assert.ok(demo.ok);
     const res = await postDecision(t, demo.value.apiKey.secret, { symbol: 'MSFT', action: 'SELL', quantity: 1 });
     assert.equal(res.statusCode, 201, res.body);
-    const market = marketStoreOf(store);
+    const market = store.market;
     const synthetic = new SyntheticMarketData(SEED);
     const job = pricingService(store, new AlpacaMarketData({ ...KEY, baseUrl: sim.url, now: () => NOW, retryDelayMs: 1 }), () => undefined, {}, synthetic) as PricingJob;
     await job.round();

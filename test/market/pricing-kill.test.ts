@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore, PriceObservation } from '../../src/store/market-port.ts';
+import type { MarketStore, PriceObservation } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { openStore } from '../../src/store/open.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -54,7 +53,7 @@ await forEachStore('the pricing job killed with SIGKILL', (kind) => {
     url = await kind.freshUrl();
     store = openStore(url);
     await store.migrate();
-    market = marketStoreOf(store);
+    market = store.market;
     t = await testApp(store, { env: { LEDGER_WRITE_LIMIT_PER_MIN: '100000' } });
   });
   after(async () => {

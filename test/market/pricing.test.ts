@@ -16,8 +16,7 @@ import { PricingJob, type PricingOptions, type PricingStatus } from '../../src/m
 import { selectMarketData } from '../../src/market/select.ts';
 import { pricingService } from '../../src/market/service.ts';
 import type { MarketData } from '../../src/market/port.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { ADMIN_TOKEN, postDecision, testApp, type TestApp } from '../support/app.ts';
@@ -58,7 +57,7 @@ await forEachStore('pricing at receipt', (kind) => {
       },
     });
     store = await kind.open();
-    market = marketStoreOf(store);
+    market = store.market;
     t = await testApp(store, { clock: { now: () => new Date(clock++) }, env: { LEDGER_WRITE_LIMIT_PER_MIN: '100000', LEDGER_READ_LIMIT_PER_MIN: '100000' } });
   });
   after(async () => {

@@ -18,7 +18,6 @@ import type { CloseLine, RecordLine } from '../../src/performance/bundle.ts';
 import { fillInput } from '../../src/performance/inputs.ts';
 import { Dec, money } from '../../src/performance/numbers.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import { alpacaActivities } from '../../src/brokers/activity.ts';
@@ -57,7 +56,7 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
 
     const synthetic = new SyntheticMarketData('broker-time-weighted');
     const clock = { now: () => new Date('2026-02-10T12:00:00.000Z') };
-    const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2' });
+    const performance = new PerformanceService({ store, market: store.market, reports: store.performance, provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2' });
     const ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));
     base = await ledger.app.listen({ port: 0, host: '127.0.0.1' });
     closeServer = () => ledger.close();

@@ -10,7 +10,6 @@ import type { Computed } from '../../src/performance/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { brokerTestApp, connectAlpaca, executions, type BrokerTestApp } from '../brokers/wiring-support.ts';
 import { dayOfFills, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import { forEachStore } from '../support/stores.ts';
 
 await forEachStore('broker portfolio from imported executions', (kind) => {
@@ -31,7 +30,7 @@ await forEachStore('broker portfolio from imported executions', (kind) => {
     const id = await connectAlpaca(t, owner.secret, sim);
     const synced = await t.brokers.syncNow(id);
     assert.equal(synced.kind, 'synced');
-    const performance = new PerformanceService({ store, market: marketStoreOf(store), provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers: store.brokers });
+    const performance = new PerformanceService({ store, market: store.market, reports: store.performance, provider: synthetic, synthetic, benchmark: 'SPY', clock, brokers: store.brokers });
     const agent = (await store.findAgentById(agentId))!;
     const r = await performance.report(agent, 'broker');
     assert.ok(r.ok && r.value.status === 'computed', JSON.stringify(r));

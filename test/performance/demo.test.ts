@@ -18,8 +18,7 @@ import { performanceOf } from '../../src/performance/service.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { verify } from '../cli/verify-fixture.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
 import { forEachStore } from '../support/stores.ts';
 
 const NOW = new Date(Date.UTC(2026, 10, 20, 12, 0, 0));
@@ -34,7 +33,7 @@ await forEachStore('ledger demo', (kind) => {
 
   before(async () => {
     store = await kind.open();
-    market = marketStoreOf(store);
+    market = store.market;
     const clock = { now: () => NOW };
     const performance = performanceOf(store, { provider: synthetic, seed: 'decision-ledger', benchmark: 'SPY', clock });
     ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));

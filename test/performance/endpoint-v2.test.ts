@@ -14,7 +14,6 @@ import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { DEFAULT_SYNTHETIC_SEED } from '../../src/market/select.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
 import { observeDecisions } from '../support/observe.ts';
@@ -41,7 +40,7 @@ await forEachStore('perf_v2 over HTTP: corporate actions from the store', (kind)
 
   before(async () => {
     store = await kind.open();
-    const market = marketStoreOf(store);
+    const market = store.market;
     ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { market: provider }));
     const created = await new Operators(store, clock).createAgent({ handle, demo: true });
     assert.ok(created.ok);

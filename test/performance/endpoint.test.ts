@@ -16,8 +16,7 @@ import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore } from '../support/stores.ts';
 
@@ -62,9 +61,9 @@ await forEachStore('GET /v1/agents/{handle}/performance and the profile', (kind)
 
   before(async () => {
     store = await kind.open();
-    market = marketStoreOf(store);
+    market = store.market;
     provider = new Switchable();
-    const performance = new PerformanceService({ store, market, provider, synthetic: provider, benchmark: 'SPY', clock });
+    const performance = new PerformanceService({ store, market, reports: store.performance, provider, synthetic: provider, benchmark: 'SPY', clock });
     ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' }), clock, checkSignature: signatureChecker(store) }, { performance }));
     const ops = new Operators(store, clock);
     for (const [name, n] of [[handle, 30], [`${handle}-x`, 2]] as const) {

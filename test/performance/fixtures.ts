@@ -8,13 +8,12 @@ import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { Operators } from '../../src/ledger/operators.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
-import type { MarketData } from '../../src/market/port.ts';
+import type { MarketData, MarketStore } from '../../src/market/port.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { PerformanceStore } from '../../src/performance/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import { observeDecisions } from '../support/observe.ts';
 
 export const DAY = 86_400_000;
@@ -27,10 +26,10 @@ export class HeldClock {
   }
 }
 
-/** The store's market sub-port, counting the calls made through it, by method. */
-export function counting(market: MarketStore): MarketStore & { calls: Record<string, number> } {
+/** A sub-port of the store (its market or performance), counting the calls made through it, by method. */
+export function counting<T extends object>(port: T): T & { calls: Record<string, number> } {
   const calls: Record<string, number> = {};
-  return new Proxy(market, {
+  return new Proxy(port, {
     get: (target, key) => {
       if (key === 'calls') return calls;
       const value = Reflect.get(target, key, target);
@@ -40,33 +39,34 @@ export function counting(market: MarketStore): MarketStore & { calls: Record<str
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
-  }) as MarketStore & { calls: Record<string, number> };
+  }) as T & { calls: Record<string, number> };
 }
 
-/** The store's market sub-port with some of its methods replaced (the rest bound to it). */
-export function overriding(market: MarketStore, replaced: Partial<MarketStore>): MarketStore {
-  return new Proxy(market, {
+/** A sub-port of the store with some of its methods replaced (the rest bound to it). */
+export function overriding<T extends object>(port: T, replaced: Partial<T>): T {
+  return new Proxy(port, {
     get: (target, key) => {
-      if (Object.hasOwn(replaced, key)) return replaced[key as keyof MarketStore];
+      if (Object.hasOwn(replaced, key)) return replaced[key as keyof T];
       const value = Reflect.get(target, key, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
 }
 
-/** The store's market sub-port with no stored report: a computation through it starts from scratch (and saves nothing). */
-export function forgetting(market: MarketStore): MarketStore {
-  return overriding(market, { report: async () => null, saveReport: async () => undefined });
+/** The store's stored reports, with none stored: a computation through them starts from scratch (and saves nothing). */
+export function forgetting(reports: PerformanceStore): PerformanceStore {
+  return overriding(reports, { report: async () => null, saveReport: async () => undefined });
 }
 
-export type PerformanceApp = { ledger: LedgerApp; store: LedgerStore; market: MarketStore; provider: MarketData; clock: HeldClock; performance: PerformanceService };
+export type PerformanceApp = { ledger: LedgerApp; store: LedgerStore; market: MarketStore; reports: PerformanceStore; provider: MarketData; clock: HeldClock; performance: PerformanceService };
 
-export async function performanceApp(store: LedgerStore, provider: MarketData, market: MarketStore = marketStoreOf(store), start = Date.UTC(2025, 0, 6, 15, 0, 0)): Promise<PerformanceApp> {
+export async function performanceApp(store: LedgerStore, provider: MarketData, market: MarketStore = store.market, start = Date.UTC(2025, 0, 6, 15, 0, 0)): Promise<PerformanceApp> {
   const clock = new HeldClock(start);
   const synthetic = provider.source === 'synthetic' ? provider : new SyntheticMarketData('decision-ledger');
-  const performance = new PerformanceService({ store, market, provider, synthetic, benchmark: 'SPY', clock });
+  const reports = store.performance;
+  const performance = new PerformanceService({ store, market, reports, provider, synthetic, benchmark: 'SPY', clock });
   const ledger = await buildApp(compose({ store, config: loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_WRITE_LIMIT_PER_MIN: '1000000' }), clock, checkSignature: signatureChecker(store) }, { performance }));
-  return { ledger, store, market, provider, clock, performance };
+  return { ledger, store, market, reports, provider, clock, performance };
 }
 
 const SYMBOLS = ['AAPL', 'MSFT', 'NVDA', 'BTC/USD', 'KO'];

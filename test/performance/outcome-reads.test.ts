@@ -9,8 +9,7 @@ import { after, before, it } from 'node:test';
 import { Operators } from '../../src/ledger/operators.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { TAIL_CONTENT_BYTES } from '../../src/performance/outcome-pages.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
 import { observeDecisions } from '../support/observe.ts';
@@ -49,7 +48,7 @@ await forEachStore('outcome pages read no record content', (kind) => {
 
   before(async () => {
     store = await kind.open();
-    market = metered(marketStoreOf(store));
+    market = metered(store.market);
     made = await performanceApp(store, new SyntheticMarketData('outcome-reads'), market);
   });
   after(async () => {

@@ -12,9 +12,8 @@ import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { OUTCOME_CSV_COLUMNS, outcomeCursor } from '../../src/performance/outcome-pages.ts';
 import { decisionOutcomes, type OutcomeValue } from '../../src/performance/outcomes.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
-import type { MarketStore, StoredClose } from '../../src/store/market-port.ts';
+import type { MarketStore, StoredClose } from '../../src/market/port.ts';
 import type { DecisionInput } from '../../src/performance/portfolio.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
 import { Operators } from '../../src/ledger/operators.ts';
@@ -92,12 +91,12 @@ await forEachStore('decision outcomes, published', (kind) => {
   let provider: Counted;
   let handle: string;
   let report: Row;
-  const market = () => made.market as ReturnType<typeof counting>;
+  const market = () => made.market as ReturnType<typeof counting<MarketStore>>;
 
   before(async () => {
     store = await kind.open();
     provider = new Counted();
-    made = await performanceApp(store, provider, counting(marketStoreOf(store)));
+    made = await performanceApp(store, provider, counting(store.market));
     handle = await recordYear(made, `outcomes-${kind.name}`);
     const res = await made.ledger.app.inject({ url: `/v1/agents/${handle}/performance` });
     assert.equal(res.statusCode, 200, res.body);
@@ -282,7 +281,7 @@ await forEachStore('decision outcomes, published', (kind) => {
     const full = await walk(500);
     // The cache loses AAPL's closes of a month (until they are saved again).
     let refilled = false;
-    const lossy = new Proxy(marketStoreOf(store), {
+    const lossy = new Proxy(store.market, {
       get: (target, key) => {
         const value = Reflect.get(target, key, target);
         if (key === 'closes') {
@@ -300,7 +299,7 @@ await forEachStore('decision outcomes, published', (kind) => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     }) as MarketStore;
-    const service = new PerformanceService({ store, market: lossy, provider, synthetic: provider, benchmark: 'SPY', clock: made.clock });
+    const service = new PerformanceService({ store, market: lossy, reports: store.performance, provider, synthetic: provider, benchmark: 'SPY', clock: made.clock });
     const agent = (await store.findAgentByHandle(handle))!;
     const bars = provider.bars;
     const rows = [];

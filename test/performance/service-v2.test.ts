@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { PerformanceService, storedActions } from '../../src/performance/service.ts';
-import type { CorporateActionFacts } from '../../src/store/market-port.ts';
+import type { CorporateActionFacts } from '../../src/market/port.ts';
 import type { Computed } from '../../src/performance/types.ts';
 import type { Agent } from '../../src/domain/types.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import { forEachStore } from '../support/stores.ts';
 import { DAY, forgetting, performanceApp, recordYear, type PerformanceApp } from './fixtures.ts';
 
@@ -24,8 +23,8 @@ await forEachStore('performance service, perf_v2', (kind) => {
   let app: PerformanceApp;
   let agent: Agent;
   const asked: string[][] = [];
-  const v2 = (market = app.market) => new PerformanceService({
-    store: app.store, market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
+  const v2 = (reports = app.reports) => new PerformanceService({
+    store: app.store, market: app.market, reports, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
     corporateActions: async (source, symbols) => {
       assert.equal(source, 'synthetic', 'the actions of the agent\'s price source');
       asked.push(symbols);
@@ -49,7 +48,7 @@ await forEachStore('performance service, perf_v2', (kind) => {
 
   describe('corporate actions through the service', () => {
     it('a stored perf_v1 report is computed again as perf_v2', async () => {
-      const v1Service = new PerformanceService({ store: app.store, market: app.market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v1' });
+      const v1Service = new PerformanceService({ store: app.store, market: app.market, reports: app.reports, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v1' });
       const v1 = computed(await v1Service.report(agent, 'model'));
       assert.equal(v1.report.method, 'perf_v1');
       const r = computed(await v2().report(agent, 'model'));
@@ -84,7 +83,7 @@ await forEachStore('performance service, perf_v2', (kind) => {
       const stored = late.report.restatement!.actions[0]!.close_stored_at;
       assert.ok(stored < late.report.restatement!.actions[0]!.seen_at && stored.slice(0, 10) > ex, 'the close of its ex-date was stored before it was learned');
       assert.ok(late.report.caveats.some((c) => c.code === 'restated'));
-      const scratch = computed(await v2(forgetting(marketStoreOf(app.store))).report(agent, 'model'));
+      const scratch = computed(await v2(forgetting(app.store.performance)).report(agent, 'model'));
       assert.deepEqual(late.report, scratch.report);
       const before = late.report.series.filter((r) => r.date < ex);
       assert.deepEqual(before, first.report.series.filter((r) => r.date < ex), 'nothing before the ex-date changes');
@@ -104,7 +103,7 @@ await forEachStore('performance service, perf_v2', (kind) => {
       const event = r.report.corporate_actions?.events.find((e) => e.provider_id === 'div-2' && e.phase === 'ex');
       assert.ok(event, `the dividend of ${exDate} is applied`);
       assert.deepEqual(r.report.restatement?.actions.filter((a) => a.provider_id === 'div-2') ?? [], [], 'learned before a close it changes was stored: not restated');
-      assert.deepEqual(r.report, computed(await v2(forgetting(marketStoreOf(app.store))).report(agent, 'model')).report, 'as from scratch');
+      assert.deepEqual(r.report, computed(await v2(forgetting(app.store.performance)).report(agent, 'model')).report, 'as from scratch');
     });
 
     it('answers the price-return benchmark on request, from the same state', async () => {

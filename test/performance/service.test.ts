@@ -18,8 +18,8 @@ import type { DecisionInput } from '../../src/performance/portfolio.ts';
 import type { Agent } from '../../src/domain/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
+import type { PerformanceStore } from '../../src/performance/port.ts';
 import { counting, forgetting } from './fixtures.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -63,16 +63,17 @@ class Flaky implements MarketData {
   }
 }
 
-type Fixture = { store: LedgerStore; market: MarketStore & { calls: Record<string, number> }; clock: HeldClock; provider: Flaky; service: PerformanceService; ledger: LedgerApp; ops: Operators };
+type Fixture = { store: LedgerStore; market: MarketStore & { calls: Record<string, number> }; reports: PerformanceStore & { calls: Record<string, number> }; clock: HeldClock; provider: Flaky; service: PerformanceService; ledger: LedgerApp; ops: Operators };
 
 async function fixture(store: LedgerStore, provider: MarketData = new SyntheticMarketData('perf-test')): Promise<Fixture> {
-  const market = counting(marketStoreOf(store));
+  const market = counting(store.market);
+  const reports = counting(store.performance);
   const clock = new HeldClock(Date.UTC(2025, 0, 6, 15, 0, 0));
   const flaky = new Flaky(provider);
-  const service = new PerformanceService({ store, market, provider: flaky, synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock });
+  const service = new PerformanceService({ store, market, reports, provider: flaky, synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock });
   const config = loadConfig({ LEDGER_DATABASE_URL: 'sqlite::memory:' });
   const ledger = await buildApp(compose({ store, config, clock, checkSignature: signatureChecker(store) }, { performance: service }));
-  return { store, market, clock, provider: flaky, service, ledger, ops: new Operators(store, clock) };
+  return { store, market, reports, clock, provider: flaky, service, ledger, ops: new Operators(store, clock) };
 }
 
 async function agentWith(f: Fixture, handle: string, n: number, stepDays = 7): Promise<{ agent: Agent; secret: string }> {
@@ -165,13 +166,13 @@ await forEachStore('performance service', (kind) => {
     });
 
     it('is stored, and a second read with nothing new computes nothing', async () => {
-      const saves = f.market.calls.saveReport ?? 0;
+      const saves = f.reports.calls.saveReport ?? 0;
       const bars = f.provider.bars;
       const again = computed(await f.service.report(agent, 'model'));
-      assert.equal(f.market.calls.saveReport ?? 0, saves);
+      assert.equal(f.reports.calls.saveReport ?? 0, saves);
       assert.equal(f.provider.bars, bars);
       assert.equal(again.through_seq, 60);
-      assert.ok(await f.market.report(agent.id, 'model'));
+      assert.ok(await f.reports.report(agent.id, 'model'));
     });
 
     it('after one more decision, applies only it (no earlier record is read again) and still equals a computation from scratch', async () => {
@@ -179,14 +180,14 @@ await forEachStore('performance service', (kind) => {
       await observeDecisions(f.store, f.market, new SyntheticMarketData('perf-test'), agent.id);
       const reads = () => ({ narrow: (f.market.calls.pricedDecisions ?? 0) + (f.market.calls.chainTerms ?? 0), content: f.market.calls.chainInputs ?? 0 });
       const before = reads();
-      const saves = f.market.calls.saveReport ?? 0;
+      const saves = f.reports.calls.saveReport ?? 0;
       const r = computed(await f.service.report(agent, 'model'));
       assert.equal(r.through_seq, 61);
       assert.equal(reads().narrow - before.narrow, 1, 'one page of decisions and observations after the stored seq');
       assert.equal(reads().content, before.content, 'no record content read');
-      assert.equal(f.market.calls.saveReport ?? 0, saves, 'one decision, same day: the copy held in memory is served, the stored one not rewritten');
-      assert.equal((await f.market.report(agent.id, 'model'))?.throughSeq, 60);
-      const fresh = new PerformanceService({ store: f.store, market: forgetting(f.market), provider: new SyntheticMarketData('perf-test'), synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock: f.clock });
+      assert.equal(f.reports.calls.saveReport ?? 0, saves, 'one decision, same day: the copy held in memory is served, the stored one not rewritten');
+      assert.equal((await f.reports.report(agent.id, 'model'))?.throughSeq, 60);
+      const fresh = new PerformanceService({ store: f.store, market: f.market, reports: forgetting(f.reports), provider: new SyntheticMarketData('perf-test'), synthetic: new SyntheticMarketData('perf-test'), benchmark: 'SPY', clock: f.clock });
       const scratch = computed(await fresh.report(agent, 'model'));
       assert.deepEqual(r.report, scratch.report);
     });
@@ -194,7 +195,7 @@ await forEachStore('performance service', (kind) => {
     it('a new day adds its close incrementally, is stored, and equals a computation from scratch', async () => {
       f.clock.t += 3 * DAY;
       const r = computed(await f.service.report(agent, 'model'));
-      assert.equal((await f.market.report(agent.id, 'model'))?.throughSeq, 61, 'a valued day is stored at once');
+      assert.equal((await f.reports.report(agent.id, 'model'))?.throughSeq, 61, 'a valued day is stored at once');
       const yesterday = new Date(f.clock.t - DAY).toISOString().slice(0, 10);
       assert.equal(r.report.as_of, yesterday);
       const ref = await direct(f, agent, new SyntheticMarketData('perf-test'), yesterday);

@@ -48,7 +48,7 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
     while (!(await facts.step()));
     assert.ok(facts.status().actions_added > 0, 'the synthetic model has corporate actions in these months');
     const performance = new PerformanceService({
-      store: app.store, market: app.market, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
+      store: app.store, market: app.market, reports: app.reports, provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
       corporateActions: (source, symbols) => storedActions(app.market, source, symbols),
     });
     const first = await performance.report(agent, 'model');

@@ -11,10 +11,9 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sha256Hex } from '../../src/core/sha256.ts';
-import { recordJson } from '../../src/ledger/public/record-text.ts';
+import { chainPageBody, exportBody, exportLine, ledgerPageBody } from '../../src/api/routes/public/bodies.ts';
 import { EXPORT_PAGE_BYTES, PAGE_CHAR_BUDGET, PublicReads } from '../../src/ledger/public/reads.ts';
 import { ObservationReads } from '../../src/market/observations.ts';
-import { marketStoreOf } from '../../src/store/market.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -33,6 +32,18 @@ function same(actual: string, expected: string): void {
 }
 
 const MAX_PAGE = PAGE_CHAR_BUDGET + 512 * 1024; // the budget plus at most one record's text
+
+/** A page's body as GET /v1/ledger or /v1/agents/{handle}/chain sends it. */
+async function ledgerBody(read: ReturnType<PublicReads['ledgerPage']>): Promise<string> {
+  const page = await read;
+  assert.ok(page.ok);
+  return ledgerPageBody(page.value).body;
+}
+async function chainBody(read: ReturnType<PublicReads['chainPage']>): Promise<string> {
+  const page = await read;
+  assert.ok(page.ok);
+  return chainPageBody(page.value).body;
+}
 
 await forEachStore('public reads bounded in size', (kind) => {
   let store: LedgerStore;
@@ -105,9 +116,10 @@ await forEachStore('public reads bounded in size', (kind) => {
         };
       },
     });
-    const annotations = new ObservationReads(marketStoreOf(store)).exportAnnotations();
-    const exported = await new PublicReads(counted, 'http://ledger.test').export(handle, annotations);
-    assert.ok(exported.ok);
+    const annotations = new ObservationReads(store.market).exportAnnotations();
+    const read = await new PublicReads(counted, 'http://ledger.test').export(handle, annotations);
+    assert.ok(read.ok);
+    const exported = exportBody(read.value);
     // The client takes the first chunk and then stops reading, behind the stream as the route sends it.
     const chunks: Buffer[] = [];
     let resume!: () => void;
@@ -119,7 +131,7 @@ await forEachStore('public reads bounded in size', (kind) => {
         else done();
       },
     });
-    const streamed = pipeline(Readable.from(exported.value.lines, { objectMode: false }), client);
+    const streamed = pipeline(Readable.from(exported.lines, { objectMode: false }), client);
     for (let quiet = 0, last = -1; quiet < 5; quiet = contentRead === last ? quiet + 1 : 0, last = contentRead) await sleep(50);
     const record = 130_000;
     const chain = RECORDS * record;
@@ -129,14 +141,14 @@ await forEachStore('public reads bounded in size', (kind) => {
     // The reference: the header, then every record's line written from one read of the whole chain.
     const records: StoredRecord[] = await store.listChain(agent.id, 0, RECORDS);
     const more = await annotations.page(records);
-    const lines = records.map((r) => recordJson(r, { payloads: true, document: false }, more(r)) + '\n').join('');
+    const lines = records.map((r) => exportLine(r, more(r)) + '\n').join('');
     const exportOf = (text: string, etag: unknown) => {
       const header = text.split('\n', 1)[0]!;
       assert.equal(JSON.parse(header).records, RECORDS);
       same(text, header + '\n' + lines);
       assert.equal(etag, `W/"${sha256Hex(header).slice(0, 32)}"`);
     };
-    exportOf(Buffer.concat(chunks).toString('utf8'), exported.value.etag);
+    exportOf(Buffer.concat(chunks).toString('utf8'), exported.etag);
     const res = await t.app.inject({ method: 'GET', url: `/v1/export?agent=${handle}` });
     exportOf(res.body, res.headers.etag);
   });
@@ -174,18 +186,17 @@ await forEachStore('public reads bounded in size', (kind) => {
       assert.equal(res.statusCode, 201, res.body);
     }
     const pages = [
-      { name: 'ledger', read: (r: PublicReads) => r.ledgerPage({ limit: 100, includeDemo: false }), items: (b: string) => (JSON.parse(b) as { data: unknown[] }).data.length },
-      { name: 'ledger of one agent', read: (r: PublicReads) => r.ledgerPage({ limit: 100, agent: plain.handle, includeDemo: false }), items: (b: string) => (JSON.parse(b) as { data: unknown[] }).data.length },
-      { name: 'chain', read: (r: PublicReads) => r.chainPage({ handle: plain.handle, afterSeq: 0, limit: 100, payloads: true }), items: (b: string) => (JSON.parse(b) as { records: unknown[] }).records.length },
-      { name: 'chain without payloads', read: (r: PublicReads) => r.chainPage({ handle: plain.handle, afterSeq: 0, limit: 100, payloads: false }), items: (b: string) => (JSON.parse(b) as { records: unknown[] }).records.length },
+      { name: 'ledger', read: (r: PublicReads) => ledgerBody(r.ledgerPage({ limit: 100, includeDemo: false })), items: (b: string) => (JSON.parse(b) as { data: unknown[] }).data.length },
+      { name: 'ledger of one agent', read: (r: PublicReads) => ledgerBody(r.ledgerPage({ limit: 100, agent: plain.handle, includeDemo: false })), items: (b: string) => (JSON.parse(b) as { data: unknown[] }).data.length },
+      { name: 'chain', read: (r: PublicReads) => chainBody(r.chainPage({ handle: plain.handle, afterSeq: 0, limit: 100, payloads: true })), items: (b: string) => (JSON.parse(b) as { records: unknown[] }).records.length },
+      { name: 'chain without payloads', read: (r: PublicReads) => chainBody(r.chainPage({ handle: plain.handle, afterSeq: 0, limit: 100, payloads: false })), items: (b: string) => (JSON.parse(b) as { records: unknown[] }).records.length },
     ];
     for (const page of pages) {
       const bounded = countingStore();
       const whole = countingStore(true);
       const [got, reference] = [await page.read(bounded.reads), await page.read(whole.reads)];
-      assert.ok(got.ok && reference.ok);
-      same(got.value.body, reference.value.body);
-      const shown = page.items(got.value.body);
+      same(got, reference);
+      const shown = page.items(got);
       assert.ok(shown < RECORDS, `${page.name}: the budget ended the page (${shown} records)`);
       assert.ok(bounded.read.records <= shown + 2, `${page.name}: ${bounded.read.records} records read for ${shown} shown`);
     }
@@ -195,10 +206,9 @@ await forEachStore('public reads bounded in size', (kind) => {
         let cursor: string | undefined;
         do {
           const q = { limit, cursor, agent, includeDemo: false };
-          const [got, reference] = [await countingStore().reads.ledgerPage(q), await countingStore(true).reads.ledgerPage(q)];
-          assert.ok(got.ok && reference.ok);
-          same(got.value.body, reference.value.body);
-          cursor = (JSON.parse(got.value.body) as { next_cursor: string | null }).next_cursor ?? undefined;
+          const [got, reference] = [await ledgerBody(countingStore().reads.ledgerPage(q)), await ledgerBody(countingStore(true).reads.ledgerPage(q))];
+          same(got, reference);
+          cursor = (JSON.parse(got) as { next_cursor: string | null }).next_cursor ?? undefined;
         } while (cursor !== undefined);
       }
     }

@@ -4,8 +4,7 @@
 // and the priced symbols the pricing job keeps facts for.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { CorporateActionFacts, MarketStore } from '../../src/store/market-port.ts';
+import type { CorporateActionFacts, MarketStore } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore, runSql as sql } from '../support/stores.ts';
 import { testApp, type TestApp } from '../support/app.ts';
@@ -35,7 +34,7 @@ await forEachStore('corporate actions in the market store', (kind) => {
   let market: MarketStore;
   before(async () => {
     store = await kind.open();
-    market = marketStoreOf(store);
+    market = store.market;
   });
   after(async () => {
     await store.close();
@@ -113,7 +112,7 @@ await forEachStore('priced symbols', (kind) => {
   let t: TestApp;
   before(async () => {
     store = await kind.open();
-    market = marketStoreOf(store);
+    market = store.market;
     t = await testApp(store);
   });
   after(async () => {

@@ -1,10 +1,9 @@
-// The market sub-port (store/market-port.ts) on both stores: pending decisions and the scan cursor,
+// The market storage port (market/port.ts) on both stores: pending decisions and the scan cursor,
 // observations (insert-if-absent, append-only by trigger), raw closes (the same), stored reports
 // (replaceable), and the pricing job's hold.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore, PendingPrice, PriceObservation } from '../../src/store/market-port.ts';
+import type { MarketStore, PendingPrice, PriceObservation } from '../../src/market/port.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { PostgresStore } from '../../src/store/postgres/store.ts';
@@ -35,7 +34,7 @@ await forEachStore('the market store', (kind) => {
   before(async () => {
     store = openStore(await kind.freshUrl());
     await store.migrate();
-    market = marketStoreOf(store);
+    market = store.market;
     t = await testApp(store);
   });
   after(async () => {
@@ -172,15 +171,15 @@ await forEachStore('the market store', (kind) => {
 
   test('reports: one per agent and portfolio, replaced as they grow', async () => {
     const a = await t.agent();
-    assert.equal(await market.report(a.agentId, 'model'), null);
+    assert.equal(await store.performance.report(a.agentId, 'model'), null);
     const model = { agentId: a.agentId, portfolio: 'model' as const, throughSeq: 3, asOf: '2026-01-05', computedAt: OBSERVED_AT, report: '{"v":1}' };
-    await market.saveReport(model);
-    await market.saveReport({ ...model, portfolio: 'broker', report: '{"b":1}' });
-    assert.deepEqual(await market.report(a.agentId, 'model'), model);
+    await store.performance.saveReport(model);
+    await store.performance.saveReport({ ...model, portfolio: 'broker', report: '{"b":1}' });
+    assert.deepEqual(await store.performance.report(a.agentId, 'model'), model);
     const grown = { ...model, throughSeq: 9, asOf: '2026-01-06', computedAt: '2026-01-06T21:00:00.000Z', report: '{"v":2}' };
-    await market.saveReport(grown);
-    assert.deepEqual(await market.report(a.agentId, 'model'), grown);
-    assert.equal((await market.report(a.agentId, 'broker'))!.report, '{"b":1}');
+    await store.performance.saveReport(grown);
+    assert.deepEqual(await store.performance.report(a.agentId, 'model'), grown);
+    assert.equal((await store.performance.report(a.agentId, 'broker'))!.report, '{"b":1}');
   });
 
   test('the pricing hold: one at a time; released, it can be taken again', async () => {
@@ -192,9 +191,9 @@ await forEachStore('the market store', (kind) => {
       // Another node: its own pool on the same schema.
       const other = new PostgresStore({ connectionString: (store as PostgresStore).pool.options.connectionString!, schema: (store as PostgresStore).schema });
       try {
-        assert.equal(await marketStoreOf(other).tryPricingHold(), null, 'another node waits too');
+        assert.equal(await other.market.tryPricingHold(), null, 'another node waits too');
         await hold.release();
-        const taken = await marketStoreOf(other).tryPricingHold();
+        const taken = await other.market.tryPricingHold();
         assert.ok(taken, 'released, another node takes it');
         assert.equal(await market.tryPricingHold(), null);
         await taken.release();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { termsOf } from '../../src/performance/inputs.ts';
-import type { PendingPrice, PriceObservation } from '../../src/store/market-port.ts';
+import type { PendingPrice, PriceObservation } from '../../src/market/port.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { forEachStore, marketFixture, runSql } from '../support/stores.ts';

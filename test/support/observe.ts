@@ -3,7 +3,7 @@
 // then, as the job's next tick does, its scan cursor moved past what is now observed (so reports
 // read the observed prefix from the priced_decisions projection, the rest record by record).
 import type { MarketData } from '../../src/market/port.ts';
-import type { MarketStore, PriceObservation, PriceSource } from '../../src/store/market-port.ts';
+import type { MarketStore, PriceObservation, PriceSource } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 
 export async function observeDecisions(store: LedgerStore, market: MarketStore, provider: MarketData, agentId: string, skip: (seq: number) => boolean = () => false): Promise<number> {

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe } from 'node:test';
 import pg from 'pg';
-import { marketStoreOf } from '../../src/store/market.ts';
-import type { MarketStore } from '../../src/store/market-port.ts';
+import type { MarketStore } from '../../src/market/port.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { PostgresStore } from '../../src/store/postgres/store.ts';
@@ -82,7 +81,7 @@ export function marketFixture(kind: StoreKind): MarketFixture {
   before(async () => {
     f.store = openStore(await kind.freshUrl());
     await f.store.migrate();
-    f.market = marketStoreOf(f.store);
+    f.market = f.store.market;
     f.t = await testApp(f.store);
   });
   after(async () => {

@@ -3,11 +3,12 @@
 // Owns what a third party sees of the record and that it is enough to verify it with canon_v1
 // alone: every record is shown as its canon_v1 chain entry (exactly the members chain_hash
 // covers), its chain_hash, and its content as the canonical string content_hash covers.
-// Bodies that carry many records are built as JSON text (record-text.ts); the documents
-// (documents.ts), addresses (urls.ts) and guarantee prose (guarantees.ts) live beside it.
+// The reads return values; the HTTP edge writes them as text (api/routes/public/bodies.ts). A page
+// of records is bounded in the characters of its records' JSON text (record-text.ts), so it is
+// measured by rendering them, and carries those texts for the edge to write as they are. The
+// documents (documents.ts), addresses (urls.ts) and guarantee prose (guarantees.ts) live beside it.
 import { CANON, type RecordType } from '../../core/chain.ts';
-import { sha256Hex } from '../../core/sha256.ts';
-import type { Agent, StoredRecord } from '../../domain/types.ts';
+import type { Agent, AgentStatus, StoredRecord } from '../../domain/types.ts';
 import type { LedgerQuery, LedgerStore } from '../../store/port.ts';
 import { sortKeyOf } from '../../store/rows.ts';
 import { errors, fail, ok, type Result } from '../../domain/errors.ts';
@@ -26,8 +27,6 @@ import { readPacer } from '../../runtime/loop-share.ts';
  */
 export const EXPORT_PAGE = 1000;
 export const EXPORT_PAGE_BYTES = 1024 * 1024;
-/** Lines are handed to the stream in chunks of about this many characters (a longer line alone). */
-const EXPORT_CHUNK_CHARS = 64 * 1024;
 
 export const EXPORT_FORMAT = 'ledger-export-ndjson-v1';
 
@@ -44,26 +43,59 @@ export type LedgerPageQuery = {
 /**
  * What a wing adds to an export, outside every hashed byte (the market wing's price observations):
  * members of the header (they name the export's content, so they count in its ETag), and for each
- * page of records the text each record's line gains (`,"name":value`, or '').
+ * page of records the members each record's line gains (null: none).
  */
 export type ExportAnnotations = {
   header(agentId: string, throughSeq: number): Promise<Record<string, unknown>>;
-  page(records: readonly StoredRecord[]): Promise<(r: StoredRecord) => string>;
+  page(records: readonly StoredRecord[]): Promise<(r: StoredRecord) => Record<string, unknown> | null>;
 };
 
-/** A JSON body built as text, with what the HTTP layer needs to cache it. */
-export type JsonText = { body: string };
+type HeadView = ReturnType<typeof headView>;
+type KeyView = ReturnType<typeof publicKeyView>;
+
+/** A record of a ledger page, and the address of its proof. */
+export type LedgerItem = { record: StoredRecord; proofUrl: string };
 
 /**
- * A page of records with its ETag, taken over what decides the page rather than over its
- * megabytes of text: records never change, so their ids (a ledger page), or the range and the
- * chain hash of the last one (a chain page: the hash chain pins every record before it), name them.
+ * A page of /v1/ledger: its records newest first, and the cursor of the next page (null on the
+ * last) with its address. `texts` are the items' JSON texts, one each, rendered as the page was
+ * measured against PAGE_CHAR_BUDGET: the HTTP edge writes them as they are.
  */
-export type TaggedJsonText = JsonText & { etag: string };
+export type LedgerPage = { items: LedgerItem[]; hasMore: boolean; nextCursor: string | null; next: string | null; texts: string[] };
 
-function pageTag(...parts: string[]): string {
-  return `W/"${sha256Hex(parts.join('\n')).slice(0, 32)}"`;
-}
+/** What a chain page shows before its records, as published. */
+export type ChainDocument = {
+  object: 'chain'; canonicalisation: string; algorithm: 'sha256'; agent: string; head: HeadView; keys: KeyView[];
+  payloads: boolean; limit: number; after_seq: number;
+};
+
+/**
+ * A page of an agent's chain: its records in chain order, up to the head read first
+ * (`document.head`). `lastSeq` is the last one's seq (after_seq when none): the next page starts
+ * after it. `texts` as a ledger page's.
+ */
+export type ChainPage = { document: ChainDocument; records: StoredRecord[]; hasMore: boolean; lastSeq: number; next: string | null; texts: string[] };
+
+/** A proof bundle's members but its record, in the order published; the sections other wings add follow `links`. */
+export type ProofDocument = {
+  object: 'proof'; canonicalisation: string; algorithm: 'sha256'; id: string;
+  agent: { handle: string; status: AgentStatus | null; demo: boolean; head: HeadView };
+  key: (KeyView & { valid_for_record: boolean }) | null;
+  links: { self: string; chain_from_here: string; export: string };
+  [section: string]: unknown;
+};
+
+/** A proof bundle: its document, its record, and the record's JSON text (records never change: it is kept rendered). */
+export type Proof = { document: ProofDocument; record: StoredRecord; recordText: string };
+
+/** A page of an export: its records, and the members the annotations add to each line. */
+export type ExportPage = { records: StoredRecord[]; members: (r: StoredRecord) => Record<string, unknown> | null };
+
+/**
+ * An export: its header (it names the export's content, so the ETag is taken over it), then the
+ * records in chain order up to the head read at the start, a page at a time as they are asked for.
+ */
+export type Export = { header: Record<string, unknown>; pages: AsyncGenerator<ExportPage> };
 
 /**
  * Records kept rendered (ledger items and proofs): records never change, so neither does their
@@ -178,11 +210,11 @@ export class PublicReads {
   // -------------------------------------------------------------------------------------------
   // GET /v1/agents/{handle}/chain
 
-  chainPage(query: ChainPageQuery): Promise<Result<TaggedJsonText>> {
+  chainPage(query: ChainPageQuery): Promise<Result<ChainPage>> {
     return this.sources.read((store) => this.chainPageOn(store, query));
   }
 
-  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<TaggedJsonText>> {
+  private async chainPageOn(replicaOrPrimary: LedgerStore, query: ChainPageQuery): Promise<Result<ChainPage>> {
     const found = await this.agent(replicaOrPrimary, query.handle);
     if (!found.ok) return found;
     const { agent } = found.value;
@@ -192,9 +224,10 @@ export class PublicReads {
     const keys = await store.listSigningKeys(agent.id);
     const room = Math.max(0, Math.min(query.limit, head.seq - query.afterSeq));
     const shape = { payloads: query.payloads, document: query.payloads };
-    const { texts, last, lastHash } = await this.chainTexts(store, agent.id, query.afterSeq, room, shape, (r) => recordJson(r, shape));
+    const { records, texts } = await this.chainTexts(store, agent.id, query.afterSeq, room, shape, (r) => recordJson(r, shape));
+    const last = records.at(-1)?.chainSeq ?? query.afterSeq;
     const hasMore = last < head.seq;
-    const meta = {
+    const document: ChainDocument = {
       object: 'chain',
       canonicalisation: CANON,
       algorithm: 'sha256',
@@ -206,10 +239,7 @@ export class PublicReads {
       after_seq: query.afterSeq,
     };
     const next = hasMore ? this.urls.chainUrl(agent.handle, { afterSeq: last, limit: query.limit, payloads: query.payloads }) : null;
-    const metaText = JSON.stringify(meta);
-    const tail = `,"has_more":${hasMore},"next_after_seq":${hasMore ? last : 'null'},"next":${JSON.stringify(next)}}`;
-    const body = `${metaText.slice(0, -1)},"records":[${texts.join(',')}]${tail}`;
-    return ok({ body, etag: pageTag(metaText, `${texts.length} records to ${last}, ${lastHash}`, tail) });
+    return ok({ document, records, hasMore, lastSeq: last, next, texts });
   }
 
   /**
@@ -218,10 +248,10 @@ export class PublicReads {
    * still reads them), and each read stops at the content worth what is left of the budget.
    */
   private async chainTexts(store: LedgerStore, agentId: string, afterSeq: number, room: number, shape: RecordShape, render: (r: StoredRecord) => string) {
+    const records: StoredRecord[] = [];
     const texts: string[] = [];
     let cost = 0;
     let last = afterSeq;
-    let lastHash = '';
     while (texts.length < room && (texts.length === 0 || cost < PAGE_CHAR_BUDGET)) {
       if (texts.length > 0) await readPacer.turn();
       const bytes = contentBudget(PAGE_CHAR_BUDGET - cost, shape.payloads && shape.document);
@@ -230,24 +260,24 @@ export class PublicReads {
       for (const r of chunk) {
         if (texts.length > 0 && cost >= PAGE_CHAR_BUDGET) break;
         const text = render(r);
+        records.push(r);
         texts.push(text);
         cost += Math.max(text.length, r.content.length);
         last = r.chainSeq;
-        lastHash = r.chainHash;
       }
     }
-    return { texts, last, lastHash };
+    return { records, texts };
   }
 
   // -------------------------------------------------------------------------------------------
   // GET /v1/proof/{record_id}
 
   /** `sections` adds the proofs other wings hold (the global log's inclusion_proof) to a found record's bundle. */
-  proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<JsonText>> {
+  proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<Proof>> {
     return this.sources.read((store) => this.proofOn(store, recordId, sections));
   }
 
-  private async proofOn(replicaOrPrimary: LedgerStore, recordId: string, sections: (id: string) => Promise<Record<string, unknown>>): Promise<Result<JsonText>> {
+  private async proofOn(replicaOrPrimary: LedgerStore, recordId: string, sections: (id: string) => Promise<Record<string, unknown>>): Promise<Result<Proof>> {
     const found = isRecordId(recordId) ? await this.sources.record(replicaOrPrimary, recordId) : null;
     if (!found) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
     const { value: record, store } = found;
@@ -257,7 +287,7 @@ export class PublicReads {
       record.signature ? store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
       sections(record.id),
     ]);
-    const meta = {
+    const document: ProofDocument = {
       object: 'proof',
       canonicalisation: CANON,
       algorithm: 'sha256',
@@ -278,18 +308,17 @@ export class PublicReads {
       },
       ...extra,
     };
-    const body = `${JSON.stringify(meta).slice(0, -1)},"record":${this.fullRecordJson(record)}}`;
-    return ok({ body });
+    return ok({ document, record, recordText: this.fullRecordJson(record) });
   }
 
   // -------------------------------------------------------------------------------------------
   // GET /v1/ledger
 
-  ledgerPage(query: LedgerPageQuery): Promise<Result<TaggedJsonText>> {
+  ledgerPage(query: LedgerPageQuery): Promise<Result<LedgerPage>> {
     return this.sources.read((store) => this.ledgerPageOn(store, query));
   }
 
-  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<TaggedJsonText>> {
+  private async ledgerPageOn(replicaOrPrimary: LedgerStore, query: LedgerPageQuery): Promise<Result<LedgerPage>> {
     let agentId: string | undefined;
     let store = replicaOrPrimary;
     if (query.agent !== undefined) {
@@ -302,11 +331,9 @@ export class PublicReads {
       store = found.value.store;
     }
     const filter = { symbol: query.symbol, agentId, type: query.type, includeDemo: query.includeDemo };
-    const { data, ids, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
+    const { items, texts, hasMore, lastId } = await this.ledgerTexts(store, query.limit, query.cursor, filter);
     const nextCursor = hasMore ? lastId : null;
-    const tail = `,"has_more":${hasMore},"next_cursor":${JSON.stringify(nextCursor)},"next":${JSON.stringify(nextCursor ? this.ledgerUrl(query, nextCursor) : null)}}`;
-    const body = `{"object":"list","url":"/v1/ledger","data":[${data.join(',')}]${tail}`;
-    return ok({ body, etag: pageTag(ids.join(','), tail) });
+    return ok({ items, hasMore, nextCursor, next: nextCursor ? this.ledgerUrl(query, nextCursor) : null, texts });
   }
 
   /**
@@ -314,26 +341,27 @@ export class PublicReads {
    * than shown: is there a next page?) and at most the content worth what is left of the budget.
    */
   private async ledgerTexts(store: LedgerStore, limit: number, cursor: string | undefined, filter: Omit<LedgerQuery, 'limit' | 'beforeSortKey' | 'maxBytes'>) {
-    const data: string[] = [];
-    const ids: string[] = [];
+    const items: LedgerItem[] = [];
+    const texts: string[] = [];
     let chars = 0;
     let before = cursor === undefined ? undefined : sortKeyOf(cursor);
     let lastId: string | null = null;
     for (;;) {
-      const want = Math.min(PAGE_READ_CHUNK, limit - data.length);
+      const want = Math.min(PAGE_READ_CHUNK, limit - items.length);
       const maxBytes = contentBudget(PAGE_CHAR_BUDGET - chars, true);
       const rows = await store.listLedger({ ...filter, limit: want + 1, beforeSortKey: before, maxBytes });
       for (const r of rows.slice(0, want)) {
-        const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(this.urls.proofUrl(r.id))}}`;
-        data.push(text);
-        ids.push(r.id);
+        const proofUrl = this.urls.proofUrl(r.id);
+        const text = `${this.fullRecordJson(r).slice(0, -1)},"proof_url":${JSON.stringify(proofUrl)}}`;
+        items.push({ record: r, proofUrl });
+        texts.push(text);
         chars += text.length;
         lastId = r.id;
-        if (chars >= PAGE_CHAR_BUDGET && data.length < limit) return { data, ids, hasMore: true, lastId };
+        if (chars >= PAGE_CHAR_BUDGET && items.length < limit) return { items, texts, hasMore: true, lastId };
       }
       // Fewer rows than asked for, and not for the byte bound: the ledger ends here.
-      if (rows.length <= want && contentBytes(rows) < maxBytes) return { data, ids, hasMore: false, lastId };
-      if (data.length >= limit) return { data, ids, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
+      if (rows.length <= want && contentBytes(rows) < maxBytes) return { items, texts, hasMore: false, lastId };
+      if (items.length >= limit) return { items, texts, hasMore: rows.length > want || await this.olderExists(store, filter, lastId!), lastId };
       before = sortKeyOf(lastId!);
       await readPacer.turn();
     }
@@ -357,13 +385,12 @@ export class PublicReads {
   // GET /v1/export?agent=<handle>
 
   /**
-   * The export of one agent: a header line, then one line per record in chain order up to the
-   * head read at the start. Records are read a page at a time (EXPORT_PAGE, EXPORT_PAGE_BYTES)
-   * and yielded in chunks of EXPORT_CHUNK_CHARS, and the next page is read only when the stream
-   * asks for more: a slow client holds at most a page and a chunk, however long the chain or
-   * large its records. `etag` names the export's content.
+   * The export of one agent: its header, then its records in chain order up to the head read at
+   * the start. Records are read a page at a time (EXPORT_PAGE, EXPORT_PAGE_BYTES), and the next
+   * page only when the stream asks for more: a slow client holds at most a page, however long the
+   * chain or large its records.
    */
-  export(handle: string, annotations?: ExportAnnotations): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+  export(handle: string, annotations?: ExportAnnotations): Promise<Result<Export>> {
     return this.sources.read((store) => this.exportOn(store, handle, annotations));
   }
 
@@ -371,7 +398,7 @@ export class PublicReads {
     replicaOrPrimary: LedgerStore,
     handle: string,
     annotations?: ExportAnnotations,
-  ): Promise<Result<{ etag: string; lines: AsyncGenerator<string> }>> {
+  ): Promise<Result<Export>> {
     const found = await this.agent(replicaOrPrimary, handle, 'agent');
     if (!found.ok) return found;
     const { agent, store } = found.value;
@@ -390,23 +417,12 @@ export class PublicReads {
       chain_url: this.urls.chainUrl(agent.handle),
       ...extra,
     };
-    const headerText = JSON.stringify(header);
-    const etag = `W/"${sha256Hex(headerText).slice(0, 32)}"`;
-    async function* lines(): AsyncGenerator<string> {
-      yield headerText + '\n';
-      for await (const page of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE, EXPORT_PAGE_BYTES)) {
-        const more = annotations ? await annotations.page(page) : () => '';
-        let chunk = '';
-        for (const r of page) {
-          chunk += recordJson(r, { payloads: true, document: false }, more(r)) + '\n';
-          if (chunk.length < EXPORT_CHUNK_CHARS) continue;
-          yield chunk;
-          chunk = '';
-        }
-        if (chunk !== '') yield chunk;
+    async function* pages(): AsyncGenerator<ExportPage> {
+      for await (const records of chainPages(store, agent.id, 0, head.seq, EXPORT_PAGE, EXPORT_PAGE_BYTES)) {
+        yield { records, members: annotations ? await annotations.page(records) : () => null };
       }
     }
-    return ok({ etag, lines: lines() });
+    return ok({ header, pages: pages() });
   }
 
   // -------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // canon_v1 output, so it is embedded without parsing or re-serialising, and each record's chain
 // entry is written in canon_v1 form, the exact bytes its chain_hash covers.
 import { canonicalJson } from '../../core/canon.ts';
-import { chainEntry } from '../../core/chain.ts';
+import { chainEntry, type RecordType } from '../../core/chain.ts';
 import type { StoredRecord } from '../../domain/types.ts';
 
 /** canon_v1(chain entry) of a stored record: the exact text whose sha256 is its chain_hash. */
@@ -34,13 +34,22 @@ export function recordJson(r: StoredRecord, shape: RecordShape, extra = ''): str
   return s + extra + '}';
 }
 
+/** Where a published execution or activity came from: imported by the broker sync from `broker`. */
+export type Provenance = { provenance: 'BROKER_SYNCED'; broker: string | null };
+
 /**
- * Where an execution or an activity came from: `"provenance":"BROKER_SYNCED","broker":"<name>"`
- * (imported by the broker sync, never sent by the agent). Decisions are shown as before (their
- * provenance, SERVICE_RECORDED, is in the decision response).
+ * The provenance an execution or an activity is published with (imported by the broker sync,
+ * never sent by the agent), from its content document; null for a decision (its provenance,
+ * SERVICE_RECORDED, is in the decision response).
  */
+export function provenanceOf(type: RecordType, document: unknown): Provenance | null {
+  if (type !== 'execution' && type !== 'activity') return null;
+  const broker = (document as { broker?: unknown } | null)?.broker;
+  return { provenance: 'BROKER_SYNCED', broker: typeof broker === 'string' ? broker : null };
+}
+
+/** `,"provenance":"BROKER_SYNCED","broker":"<name>"` for an execution or an activity, '' for a decision. */
 function provenanceText(r: StoredRecord): string {
-  if (r.type !== 'execution' && r.type !== 'activity') return '';
-  const broker = (JSON.parse(r.content) as { broker?: unknown }).broker;
-  return `,"provenance":"BROKER_SYNCED","broker":${JSON.stringify(typeof broker === 'string' ? broker : null)}`;
+  const p = r.type === 'execution' || r.type === 'activity' ? provenanceOf(r.type, JSON.parse(r.content)) : null;
+  return p ? `,"provenance":${JSON.stringify(p.provenance)},"broker":${JSON.stringify(p.broker)}` : '';
 }

@@ -2,14 +2,15 @@
 // the latest anchored checkpoint. `/agents`: the agents, searched by handle.
 import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
-import type { HeadRow, LedgerItem, Transparency } from '../views.ts';
-import { publishedView } from '../views.ts';
+import type { StoredRecord } from '../../domain/types.ts';
+import type { HeadRow, Transparency } from '../views.ts';
+import { recordView } from '../views.ts';
 import { agentHref, mark, pager, query, recordHref, shortHash, signedMark, statusMark, summary, table, when } from './parts.ts';
 
 type AnchorSummary = { tree_size: number; status: string; block_height: number | null; block_time: string | null } | null;
 
 export type HomeData = {
-  feed: { data: LedgerItem[]; has_more: boolean; next_cursor: string | null };
+  feed: { records: StoredRecord[]; hasMore: boolean; nextCursor: string | null };
   counts: Transparency['counts'];
   log: { tree_size: number; checkpoint_at: string | null };
   anchoring: { anchored_roots: number; pending_roots: number; latest_confirmed: AnchorSummary; latest_pending: AnchorSummary; note: string };
@@ -44,12 +45,12 @@ ${d.anchoring.pending_roots > 0 ? html`${d.anchoring.pending_roots} newer ${d.an
   return html`<p>No checkpoint is anchored in Bitcoin yet${d.anchoring.latest_pending ? html` (the checkpoint at ${d.anchoring.latest_pending.tree_size} records is pending)` : ''}. ${d.anchoring.note} <a href="/transparency">Transparency</a></p>`;
 }
 
-function feedRow(item: LedgerItem): Html {
-  const r = publishedView(item);
+function feedRow(record: StoredRecord): Html {
+  const r = recordView(record);
   return html`<tr>
 <td>${when(r.recordedAt)}</td>
 <td><a href="${agentHref(r.agent)}">${r.agent}</a></td>
-<td>${r.type}${item.provenance ? html` ${mark('neutral', item.broker ?? 'broker')}` : ''} ${signedMark(r)}</td>
+<td>${r.type}${r.provenance ? html` ${mark('neutral', r.provenance.broker ?? 'broker')}` : ''} ${signedMark(r)}</td>
 <td>${summary(r)}</td>
 <td><a href="${recordHref(r.id)}"><code>${r.id}</code></a></td>
 </tr>`;
@@ -59,7 +60,7 @@ export function homePage(d: HomeData): Page {
   const demo = d.includeDemo ? 'true' : null;
   const links = [];
   if (d.cursor) links.push({ href: `/${query({ include_demo: demo })}`, label: '← Newest' });
-  if (d.feed.has_more && d.feed.next_cursor) links.push({ href: `/${query({ cursor: d.feed.next_cursor, include_demo: demo })}`, label: 'Older records →', rel: 'next' });
+  if (d.feed.hasMore && d.feed.nextCursor) links.push({ href: `/${query({ cursor: d.feed.nextCursor, include_demo: demo })}`, label: 'Older records →', rel: 'next' });
   const body = html`<h1>The decision ledger</h1>
 <p class="lede">A permanent, public, tamper-evident track record for automated investing agents: each agent records what it decided and why, before it trades, and every record is hashed into the agent's chain the moment it arrives.
 Anyone can check any record, in this browser or offline, without trusting this server.</p>
@@ -71,10 +72,10 @@ ${latestAnchor(d)}
     ? html`Demo agents' records are shown. <a href="/">Hide them</a>.`
     : html`Demo agents' records are hidden. <a href="/?include_demo=true">Show them</a>.`}</p>
 <p class="note" data-feed-notice aria-live="polite"></p>
-${d.feed.data.length === 0
+${d.feed.records.length === 0
     ? html`<p>No records yet.</p>`
-    : html`<div${d.cursor ? '' : html` data-feed="/v1/ledger${query({ limit: '1', include_demo: demo })}" data-newest="${d.feed.data[0]!.entry.id}"`}>
-${table('Newest records, newest first', ['Recorded', 'Agent', 'Type', 'What', 'Record'], d.feed.data.map(feedRow))}</div>`}
+    : html`<div${d.cursor ? '' : html` data-feed="/v1/ledger${query({ limit: '1', include_demo: demo })}" data-newest="${d.feed.records[0]!.id}"`}>
+${table('Newest records, newest first', ['Recorded', 'Agent', 'Type', 'What', 'Record'], d.feed.records.map(feedRow))}</div>`}
 ${pager(links)}`;
   return {
     title: d.cursor ? 'Older records' : 'Newest records',

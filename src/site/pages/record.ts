@@ -3,12 +3,14 @@
 // (verify.js, the same canon_v1 code as the server) and how to verify it offline.
 import { html, type Html } from '../browser/html.ts';
 import type { Page } from '../layout.ts';
+import type { StoredRecord } from '../../domain/types.ts';
 import type { ProofBundle, RecordView } from '../views.ts';
 import { agentHref, linkMark, mark, recordHref, signedMark, statusMark, summary, when } from './parts.ts';
 import { witnessedLine } from './transparency.ts';
 
 export type RecordData = {
   bundle: ProofBundle;
+  record: StoredRecord;
   view: RecordView;
   previous: string | null;
   next: string | null;
@@ -61,16 +63,15 @@ ${d.executionsTotal > d.executions.length ? html`<p class="note">The first ${d.e
 }
 
 function chain(d: RecordData): Html {
-  const e = d.bundle.record.entry;
   return html`<h2>In the agent's chain</h2>
 <nav class="pager" aria-label="Chain neighbours">
 ${d.previous ? html`<a href="${recordHref(d.previous)}" rel="prev">← seq ${d.view.seq - 1}</a>` : html`<span class="muted">${d.view.seq === 1 ? 'the first record of the chain' : ''}</span>`}
 ${d.next ? html`<a href="${recordHref(d.next)}" rel="next">seq ${d.view.seq + 1} →</a>` : html`<span class="muted">the newest record of the chain</span>`}
 </nav>
 <dl class="facts">
-<dt>content_hash</dt><dd><code class="hash">${e.content_hash}</code></dd>
-<dt>prev_hash</dt><dd><code class="hash">${e.prev_hash}</code></dd>
-<dt>chain_hash</dt><dd><code class="hash">${d.bundle.record.chain_hash}</code></dd>
+<dt>content_hash</dt><dd><code class="hash">${d.record.contentHash}</code></dd>
+<dt>prev_hash</dt><dd><code class="hash">${d.record.prevHash}</code></dd>
+<dt>chain_hash</dt><dd><code class="hash">${d.record.chainHash}</code></dd>
 <dt>Agent's head now</dt><dd>seq ${d.bundle.agent.head.seq}, <code class="hash">${d.bundle.agent.head.chain_hash}</code></dd>
 </dl>`;
 }
@@ -117,7 +118,7 @@ export function recordPage(d: RecordData, baseUrl: string): Page {
   const v = d.view;
   const kind = v.type === 'decision' ? 'Decision' : 'Execution';
   const body = html`<h1>${kind} <code class="wrap">${v.id}</code></h1>
-<p>${mark('neutral', v.type)} ${signedMark(v)} ${d.bundle.record.provenance ? mark('neutral', `${d.bundle.record.provenance.toLowerCase().replace('_', ' ')} (${d.bundle.record.broker ?? 'broker'})`) : ''}
+<p>${mark('neutral', v.type)} ${signedMark(v)} ${v.provenance ? mark('neutral', `${v.provenance.provenance.toLowerCase().replace('_', ' ')} (${v.provenance.broker ?? 'broker'})`) : ''}
 ${d.bundle.agent.demo ? mark('demo', 'demo agent') : ''} ${statusMark(d.bundle.agent.status)}</p>
 <dl class="facts">
 <dt>Agent</dt><dd><a href="${agentHref(v.agent)}">${v.agent}</a></dd>
@@ -127,7 +128,7 @@ ${d.bundle.agent.demo ? mark('demo', 'demo agent') : ''} ${statusMark(d.bundle.a
 </dl>
 ${verify(d, baseUrl)}
 <h2>Content</h2>
-${content(v, d.bundle.record.content)}
+${content(v, d.record.content)}
 ${executions(d)}
 ${chain(d)}
 ${proof(d)}`;

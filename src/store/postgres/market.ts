@@ -1,11 +1,13 @@
-// The market sub-port on PostgreSQL (store/market-port.ts), over the PostgresStore's pool. The
-// pricing job's hold is a session advisory lock on a connection of its own: one API node prices
-// at a time, and when it dies (or its connection does) PostgreSQL frees the lock for another.
+// The market wing's storage port (market/port.ts) and the performance wing's stored reports
+// (performance/port.ts) on PostgreSQL, over the PostgresStore's pool. The pricing job's hold is a
+// session advisory lock on a connection of its own: one API node prices at a time, and when it
+// dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
 import type {
   ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
-  StoredClose, StoredCorporateAction, StoredReport,
-} from '../market-port.ts';
+  StoredClose, StoredCorporateAction,
+} from '../../market/port.ts';
+import type { PerformanceStore, StoredReport } from '../../performance/port.ts';
 import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, TERM_NAMES, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
@@ -33,7 +35,7 @@ const ACTION_HISTORY_SQL = actionHistorySql(p);
 /** Observations per INSERT: well under PostgreSQL's 65,535 bound parameters. */
 const INSERT_CHUNK = 500;
 
-export class PostgresMarketStore implements MarketStore {
+export class PostgresMarketStore implements MarketStore, PerformanceStore {
   constructor(private readonly store: PostgresHost) {}
 
   private async q(sql: string, params: unknown[] = []): Promise<Row[]> {

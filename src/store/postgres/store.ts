@@ -38,6 +38,9 @@ import { PostgresDirectoryStore } from './directory.ts';
 import type { DirectoryStore } from '../../directory/port.ts';
 import { PostgresSiteStore } from './site.ts';
 import type { SiteStore } from '../../site/port.ts';
+import { PostgresMarketStore } from './market.ts';
+import type { MarketStore } from '../../market/port.ts';
+import type { PerformanceStore } from '../../performance/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { inPublicRead } from '../../runtime/read-scope.ts';
 
@@ -129,6 +132,8 @@ export class PostgresStore implements LedgerStore {
   readonly brokers: BrokerStore;
   readonly directory: DirectoryStore;
   readonly site: SiteStore;
+  readonly market: MarketStore;
+  readonly performance: PerformanceStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -160,6 +165,7 @@ export class PostgresStore implements LedgerStore {
     this.brokers = new PostgresBrokerStore(this);
     this.directory = new PostgresDirectoryStore(this);
     this.site = new PostgresSiteStore(this);
+    this.market = this.performance = new PostgresMarketStore(this);
   }
 
   /** The pool this call runs on: the read pool inside a public read, else the write pool. */

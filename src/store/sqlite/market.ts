@@ -1,9 +1,11 @@
-// The market sub-port on SQLite (store/market-port.ts): the same database file as the SqliteStore
-// (its connection). SQLite serves one process, so the pricing job's hold is kept in this process.
+// The market wing's storage port (market/port.ts) and the performance wing's stored reports
+// (performance/port.ts) on SQLite: the same database file as the SqliteStore (its connection).
+// SQLite serves one process, so the pricing job's hold is kept in this process.
 import type {
   ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
-  StoredClose, StoredCorporateAction, StoredReport,
-} from '../market-port.ts';
+  StoredClose, StoredCorporateAction,
+} from '../../market/port.ts';
+import type { PerformanceStore, StoredReport } from '../../performance/port.ts';
 import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
@@ -27,7 +29,7 @@ const CHAIN_TERMS_SQL = chainTermsSql(q, {
   term: (name) => `CASE json_type(r.content, '$.${name}') WHEN 'text' THEN json_extract(r.content, '$.${name}') END`,
 });
 
-export class SqliteMarketStore implements MarketStore {
+export class SqliteMarketStore implements MarketStore, PerformanceStore {
   private chainRead: SqliteStatement | null = null;
   private pricedRead: SqliteStatement | null = null;
   private termsRead: SqliteStatement | null = null;

@@ -36,6 +36,9 @@ import { SqliteDirectoryStore } from './directory.ts';
 import type { DirectoryStore } from '../../directory/port.ts';
 import { SqliteSiteStore } from './site.ts';
 import type { SiteStore } from '../../site/port.ts';
+import { SqliteMarketStore } from './market.ts';
+import type { MarketStore } from '../../market/port.ts';
+import type { PerformanceStore } from '../../performance/port.ts';
 import type { LogStore } from '../log-port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
@@ -109,6 +112,8 @@ export class SqliteStore implements LedgerStore {
   readonly brokers: BrokerStore;
   readonly directory: DirectoryStore;
   readonly site: SiteStore;
+  readonly market: MarketStore;
+  readonly performance: PerformanceStore;
 
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -125,6 +130,7 @@ export class SqliteStore implements LedgerStore {
     this.brokers = new SqliteBrokerStore(this);
     this.directory = new SqliteDirectoryStore(this);
     this.site = new SqliteSiteStore(this);
+    this.market = this.performance = new SqliteMarketStore(this);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;

@@ -5,6 +5,7 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
+import { chainPageBody } from './bodies.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { ChainQuery, ChainResponse, HandleParams } from './schemas.ts';
 
@@ -24,8 +25,9 @@ export async function chainRoutes(app: App, options: PublicRouteOptions): Promis
     const { payloads, limit, after_seq: afterSeq } = request.query;
     const page = await options.reads.chainPage({ handle: request.params.handle, afterSeq, limit, payloads });
     if (!page.ok) return sendError(request, reply, page.error);
-    cacheFor(reply, 'short').header('etag', page.value.etag); // the page's own: no hash over its megabytes
-    return sendJsonText(reply, page.value.body);
+    const { body, etag } = chainPageBody(page.value);
+    cacheFor(reply, 'short').header('etag', etag); // the page's own: no hash over its megabytes
+    return sendJsonText(reply, body);
   });
   preflightRoute(app, '/v1/agents/:handle/chain');
 }

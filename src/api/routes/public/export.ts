@@ -8,6 +8,7 @@ import { sendError } from '../../errors.ts';
 import { cacheFor, notModified, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
+import { exportBody } from './bodies.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { EXPORT_DESCRIPTION, ExportQuery } from './schemas.ts';
 import { pacedLines } from '../../../runtime/loop-share.ts';
@@ -31,7 +32,7 @@ export async function exportRoutes(app: App, options: PublicRouteOptions): Promi
     const handle = request.query.agent;
     const exported = await options.reads.export(handle, options.prices.exportAnnotations());
     if (!exported.ok) return sendError(request, reply, exported.error);
-    const { etag, lines } = exported.value;
+    const { etag, lines } = exportBody(exported.value);
     const raw = reply as FastifyReply; // 304 and a stream are outside the documented 200 schema
     raw.header('etag', etag);
     cacheFor(reply, 'revalidate');

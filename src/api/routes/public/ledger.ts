@@ -6,6 +6,7 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
+import { ledgerPageBody } from './bodies.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { LedgerQuery, LedgerResponse } from './schemas.ts';
 
@@ -26,8 +27,9 @@ export async function ledgerRoutes(app: App, options: PublicRouteOptions): Promi
       limit: q.limit, cursor: q.cursor, symbol: q.symbol, agent: q.agent, type: q.type as RecordType | undefined, includeDemo: q.include_demo,
     });
     if (!page.ok) return sendError(request, reply, page.error);
-    cacheFor(reply, 'short').header('etag', page.value.etag); // the page's own: no hash over its megabytes
-    return sendJsonText(reply, page.value.body);
+    const { body, etag } = ledgerPageBody(page.value);
+    cacheFor(reply, 'short').header('etag', etag); // the page's own: no hash over its megabytes
+    return sendJsonText(reply, body);
   });
   preflightRoute(app, '/v1/ledger');
 }

@@ -5,6 +5,7 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
+import { proofBody } from './bodies.ts';
 import { PUBLIC_TAG, publicSecurity, type PublicRouteOptions } from './options.ts';
 import { ProofParams, ProofResponse } from './schemas.ts';
 
@@ -27,7 +28,7 @@ export async function proofRoutes(app: App, options: PublicRouteOptions): Promis
     });
     if (!proof.ok) return sendError(request, reply, proof.error);
     cacheFor(reply, settled ? 'proof' : 'short');
-    return sendJsonText(reply, proof.value.body);
+    return sendJsonText(reply, proofBody(proof.value));
   });
   preflightRoute(app, '/v1/proof/:record_id');
 }
