@@ -1,5 +1,5 @@
 // The README's error table as a contract: every row is a code of the service's error catalogue
-// (src/ledger/errors.ts) with that HTTP status, and every catalogued error has its row. The
+// (src/domain/errors.ts) with that HTTP status, and every catalogued error has its row. The
 // catalogue is the only place an error the service sends is built (a scan of src/ says so), and
 // every "<status> `<code>`" the docs write elsewhere names a catalogued pair.
 import assert from 'node:assert/strict';
@@ -55,7 +55,7 @@ test('no error the service sends is built outside the catalogue', () => {
   const found: string[] = [];
   for (const file of sourceFiles(join(ROOT, 'src'))) {
     const name = relative(ROOT, file);
-    if (/^src\/(client|mcp)\//.test(name) || name === 'src/ledger/errors.ts') continue;
+    if (/^src\/(client|mcp)\//.test(name) || name === 'src/domain/errors.ts') continue;
     for (const m of readFileSync(file, 'utf8').matchAll(handMade)) found.push(`${name}: ${m[0]}`);
   }
   assert.deepEqual(found.filter((f) => !notSent.has(f)), []);

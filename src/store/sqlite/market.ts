@@ -1,6 +1,7 @@
 // The market wing's storage port (market/port.ts) and the performance wing's stored reports
 // (performance/port.ts) on SQLite: the same database file as the SqliteStore (its connection).
-// SQLite serves one process, so the pricing job's hold is kept in this process.
+// SQLite serves one process, so the pricing job's hold is kept in this process. Its writes commit
+// off the event loop, as the appends do (the host's writeOffLoop).
 import type {
   ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction,
@@ -72,9 +73,9 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
     if (observations.length === 0) return;
     const insert = this.db.prepare(`INSERT INTO price_observations (${OBSERVATION_COLUMNS.join(', ')})
       VALUES (${OBSERVATION_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (record_id) DO NOTHING`);
-    this.db.transaction(() => {
+    await this.store.writeOffLoop(() => this.db.transaction(() => {
       for (const o of observations) insert.run(...observationValues(o, (b) => (b ? 1 : 0)));
-    }).immediate();
+    }).immediate());
   }
 
   async observationOf(recordId: string): Promise<PriceObservation | null> {
@@ -153,22 +154,22 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
     if (closes.length === 0) return;
     const insert = this.db.prepare(`INSERT INTO market_raw_closes (source, symbol, date, close, fetched_at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (source, symbol, date) DO NOTHING`);
-    this.db.transaction(() => {
+    await this.store.writeOffLoop(() => this.db.transaction(() => {
       for (const c of closes) insert.run(source, symbol, c.date, c.close, fetchedAt);
-    }).immediate();
+    }).immediate());
   }
 
   async saveCorporateActions(actions: CorporateActionFacts[], seenAt: string): Promise<SavedActions> {
     const saved = { added: 0, revised: 0 };
     if (actions.length === 0) return saved;
     const insert = this.db.prepare(saveActionSql(n)).pluck();
-    this.db.transaction(() => {
+    await this.store.writeOffLoop(() => this.db.transaction(() => {
       for (const a of actions) {
         const revision = insert.get(named(saveActionValues(a, seenAt, (b) => (b ? 1 : 0)))) as number | undefined;
         if (revision === 1) saved.added++;
         else if (revision !== undefined) saved.revised++;
       }
-    }).immediate();
+    }).immediate());
     return saved;
   }
 
@@ -190,9 +191,9 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
   }
 
   async saveReport(r: StoredReport): Promise<void> {
-    this.db.prepare(`INSERT INTO performance_reports (agent_id, portfolio, through_seq, as_of, computed_at, report) VALUES (?, ?, ?, ?, ?, ?)
+    const upsert = this.db.prepare(`INSERT INTO performance_reports (agent_id, portfolio, through_seq, as_of, computed_at, report) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (agent_id, portfolio) DO UPDATE SET through_seq = excluded.through_seq, as_of = excluded.as_of,
-        computed_at = excluded.computed_at, report = excluded.report`)
-      .run(r.agentId, r.portfolio, r.throughSeq, r.asOf, r.computedAt, r.report);
+        computed_at = excluded.computed_at, report = excluded.report`);
+    await this.store.writeOffLoop(() => upsert.run(r.agentId, r.portfolio, r.throughSeq, r.asOf, r.computedAt, r.report));
   }
 }
