@@ -15,7 +15,7 @@ import { errors } from '../domain/errors.ts';
 import type { SigningKeys } from '../ledger/keys.ts';
 import type { Operators } from '../ledger/operators.ts';
 import { requestId } from '../ledger/ids.ts';
-import type { LedgerStore } from '../store/port.ts';
+import type { StoreHealth } from '../domain/store-health.ts';
 import type { LogRelay } from '../runtime/log-relay.ts';
 import { ApiError, clientErrorResponse, frameworkErrors, installErrorHandling, MAX_PATH_SEGMENT, sendError } from './errors.ts';
 import { SharedBudget, SnapshotLocalStore, type RefundableStore } from './rate-limit-store.ts';
@@ -56,7 +56,8 @@ export type { App } from './types.ts';
 
 /** The parts the routes serve, built once by the composition root (src/compose.ts). */
 export type AppParts = {
-  store: LedgerStore;
+  /** The store as the edge sees it: its health (the readiness probe and the metrics), never its data. */
+  store: StoreHealth;
   config: Config;
   clock: Clock;
   /** The parts' logger: the app attaches its own logger to it. */
