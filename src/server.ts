@@ -66,11 +66,8 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   });
   const ledger = await buildApp(parts, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
-  // The API's documents (OpenAPI, llms-full.txt) and the docs pages are built on their first
-  // request, a few hundred ms of the event loop each: a serving process builds them before it
-  // listens, so that no write ever queues behind that (an app built for a test pays only if it asks).
-  for (const url of ['/v1/openapi.json', '/docs']) await ledger.app.inject({ method: 'GET', url });
   const url = await ledger.app.listen({ port: config.port, host: config.host });
+  buildDocuments(ledger, log);
   const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
   if (metrics) log('info', `metrics on ${metrics.url}`);
   parts.brokerSync.start();
@@ -98,4 +95,22 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await store.close();
   })());
   return { ledger, store, url, stop };
+}
+
+/**
+ * The API's documents (OpenAPI, llms-full.txt, compressed once) and the docs pages are built on
+ * their first request, a few hundred ms of the event loop and seconds of the thread pool: a serving
+ * process builds them right after it listens, so that no reader's first request puts the writes
+ * behind that block, and the start itself (a restart under load) does not wait for it. An app built
+ * for a test pays only if it asks.
+ */
+function buildDocuments(ledger: LedgerApp, log: (level: 'warn', message: string) => void): void {
+  void (async () => {
+    for (const url of ['/v1/openapi.json', '/docs']) {
+      const res = await ledger.app.inject({ method: 'GET', url });
+      if (res.statusCode !== 200) log('warn', `building ${url} at start answered ${res.statusCode}; it is built on its first request instead`);
+    }
+  })().catch((err: Error) => {
+    if (ledger.app.server.listening) log('warn', `building the documents at start failed (${err.message}); they are built on their first request instead`);
+  });
 }
