@@ -117,8 +117,9 @@ function validatorCompiler() {
 
 /** The shared rate-limit budget's Redis connection, closed with the app (the plugin never closes it). */
 function rateLimitRedis(app: App, url: string): Redis {
-  // Commands are never queued while Redis is away (SharedBudget counts locally instead).
-  const redis = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  // Commands are never queued while Redis is away (SharedBudget counts locally instead), and one
+  // sent as it went away fails after a second rather than waiting for it to come back.
+  const redis = new Redis(url, { connectTimeout: 2000, commandTimeout: 1000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
   app.addHook('onClose', async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
