@@ -142,7 +142,7 @@ function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
     concurrency,
     perClient,
     queue: integer(env, 'LEDGER_READ_QUEUE', 32, 0, 100_000),
-    waitMs: integer(env, 'LEDGER_READ_QUEUE_WAIT_MS', 1_000, 0, 60_000),
+    waitMs: integer(env, 'LEDGER_READ_QUEUE_WAIT_MS', 3_000, 0, 60_000),
     refusalDelayMs: integer(env, 'LEDGER_READ_REFUSAL_DELAY_MS', 1_000, 0, 60_000),
     refusalsHeld: integer(env, 'LEDGER_READ_REFUSALS_HELD', 1_024, 1, 1_000_000),
     poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),

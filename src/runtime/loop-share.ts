@@ -34,7 +34,7 @@ export type LoopShareOptions = {
 
 /**
  * A read waits at most a quarter of a second per turn: well inside the read gate's queue wait
- * (1 s), so the reads queued behind a paced one (a browser's few reads of one page) get their
+ * (3 s), so the reads queued behind a paced one (a browser's few reads of one page) get their
  * turn rather than a 429.
  */
 export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.5, maxWaitMs: 250, writeWindowMs: 1_000 };

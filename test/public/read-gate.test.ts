@@ -156,7 +156,7 @@ await forEachStore('the read pool', (kind) => {
 
 describe('read bounds configuration', () => {
   test('the defaults docs/operations.md states', () => {
-    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 1000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4, loopSharePercent: 50 });
+    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 3000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4, loopSharePercent: 50 });
   });
 
   test('a per-client bound above the global one stops the start', () => {
