@@ -36,14 +36,13 @@ export function brokerConnections(input: { store: LedgerStore; config: BrokerCon
  */
 export class SyncWorker {
   private readonly loop: JobLoop;
-  private waited = false;
+  private readonly intervalMs: number;
 
-  constructor(private readonly connections: BrokerConnections, private readonly intervalS: number, log: BrokerLog) {
-    const intervalMs = intervalS * 1000;
+  constructor(private readonly connections: BrokerConnections, intervalS: number, log: BrokerLog) {
+    const intervalMs = (this.intervalMs = intervalS * 1000);
     this.loop = new JobLoop({
       turn: async () => {
-        if (this.waited) await this.syncAll();
-        this.waited = true;
+        await this.syncAll();
         return intervalMs;
       },
       failed: (err) => {
@@ -54,7 +53,7 @@ export class SyncWorker {
   }
 
   start(): void {
-    if (this.intervalS > 0) this.loop.start();
+    if (this.intervalMs > 0) this.loop.start(this.intervalMs);
   }
 
   private async syncAll(): Promise<void> {

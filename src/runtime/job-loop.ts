@@ -22,12 +22,12 @@ export class JobLoop {
 
   constructor(private readonly hooks: LoopHooks) {}
 
-  /** Starts the loop; a loop already running is left as it is. */
-  start(): void {
+  /** Starts the loop, its first turn after `firstDelayMs` (a wake cuts it short); a loop already running is left as it is. */
+  start(firstDelayMs = 0): void {
     if (this.run && !this.run.stopped) return;
     const run: Run = { stopped: false, done: Promise.resolve() };
     this.run = run;
-    run.done = this.loop(run);
+    run.done = this.loop(run, firstDelayMs);
   }
 
   /** True from a stop until the next start: a turn in flight may use it to stop early. */
@@ -52,7 +52,8 @@ export class JobLoop {
     clearTimeout(timer);
   }
 
-  private async loop(run: Run): Promise<void> {
+  private async loop(run: Run, firstDelayMs: number): Promise<void> {
+    if (firstDelayMs > 0) await this.sleep(firstDelayMs);
     while (!run.stopped) {
       let waitMs: number;
       try {

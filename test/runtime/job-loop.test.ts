@@ -1,7 +1,7 @@
 // The background-job loop (src/runtime/job-loop.ts) with stand-in holds: a wake cuts the sleep
 // short, a stop ends it mid-sleep (and waits a bounded time for a hung turn), an error in a turn
 // does not end the loop, a hold another process has is asked for again after standbyMs, and a
-// lost hold is given back and taken anew before the next turn.
+// lost hold is given back and taken anew before the next turn; a first delay puts the first turn off.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { JobLoop, SingletonJob, type Hold } from '../../src/runtime/job-loop.ts';
@@ -215,4 +215,20 @@ test('hold() takes the hold for work outside the loop, and the loop then uses it
   assert.deepEqual(turnsWith, [1]);
   await job.stop();
   assert.equal(source.taken.length, 1);
+});
+
+test('a first delay puts the first turn off; a stop during it ends the loop without a turn', async () => {
+  let turns = 0;
+  const loop = new JobLoop({ turn: async () => { turns++; return LONG; }, failed: () => LONG });
+  loop.start(150);
+  await delay(60);
+  assert.equal(turns, 0, 'no turn before the first delay has passed');
+  await until(() => turns === 1);
+
+  let quiet = 0;
+  const stopped = new JobLoop({ turn: async () => { quiet++; return LONG; }, failed: () => LONG });
+  stopped.start(LONG);
+  await stopped.halt();
+  assert.equal(quiet, 0);
+  await loop.halt();
 });

@@ -108,20 +108,20 @@ export class SqliteBrokerStore implements BrokerStore {
   async saveImportedActivities(rows: readonly ImportedActivity[]): Promise<void> {
     const insert = this.db.prepare(`INSERT INTO broker_activities (agent_id, activity_key, connection_id, record_id) VALUES (?, ?, ?, ?)
       ON CONFLICT (agent_id, activity_key) DO NOTHING`);
-    await this.store.writeOffLoop(() => this.db.transaction(() => {
+    await this.store.writeTransaction(() => {
       for (const a of rows) insert.run(a.agentId, a.key, a.connectionId, a.recordId);
-    }).immediate());
+    });
   }
 
   async saveImportedFills(rows: readonly ImportedFill[]): Promise<void> {
     const insert = this.db.prepare(`INSERT INTO broker_fills (agent_id, fill_key, connection_id, record_id, order_key, broker_order_id, symbol, side,
       quantity, cumulative_quantity, decision_id, link_method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, fill_key) DO NOTHING`);
-    await this.store.writeOffLoop(() => this.db.transaction(() => {
+    await this.store.writeTransaction(() => {
       for (const f of rows) {
         insert.run(f.agentId, f.key, f.connectionId, f.recordId, f.orderKey, f.brokerOrderId, f.symbol, f.side, f.quantity,
           f.cumulativeQuantity, f.decisionId, f.linkMethod);
       }
-    }).immediate());
+    });
   }
 
   async importedFillsOf(connectionId: string): Promise<Pick<ImportedFill, 'symbol' | 'side' | 'quantity'>[]> {

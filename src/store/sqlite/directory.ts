@@ -43,18 +43,18 @@ export class SqliteDirectoryStore implements DirectoryStore {
 
   // The directory job's writes commit off the event loop, as the appends do.
   async project(h: Headline): Promise<number> {
-    return this.store.writeOffLoop(() => this.db.transaction(() => {
+    return this.store.writeTransaction(() => {
       const version = this.db.prepare('UPDATE agent_headlines_board SET version = version + 1, projected_at = ? WHERE id = 1 RETURNING version')
         .pluck().get(h.projectedAt) as number;
       this.db.prepare('UPDATE agent_headlines SET superseded_version = ?, superseded_at = ? WHERE agent_id = ? AND superseded_version IS NULL')
         .run(version, h.projectedAt, h.agentId);
       this.db.prepare(INSERT).run(named([h.agentId, version, ...headlineValues(h, bool)]));
       return version;
-    }).immediate());
+    });
   }
 
   async prune(before: string): Promise<number> {
-    return this.store.writeOffLoop(() => this.db.transaction(() => {
+    return this.store.writeTransaction(() => {
       const through = this.db.prepare('SELECT MAX(superseded_version) FROM agent_headlines WHERE superseded_version IS NOT NULL AND superseded_at < ?')
         .pluck().get(before) as number | null;
       if (through !== null) {
@@ -62,6 +62,6 @@ export class SqliteDirectoryStore implements DirectoryStore {
         this.db.prepare('UPDATE agent_headlines_board SET pruned_through = MAX(pruned_through, ?) WHERE id = 1').run(through);
       }
       return Number((this.db.prepare('SELECT pruned_through FROM agent_headlines_board WHERE id = 1').get() as Row).pruned_through);
-    }).immediate());
+    });
   }
 }

@@ -90,8 +90,7 @@ class SqliteIntegratorSession implements IntegratorSession {
   }
 
   async integrate(expectedSize: number, batch: LogBatch): Promise<void> {
-    const db = this.host.db;
-    await this.host.writeOffLoop(() => db.transaction(() => {
+    await this.host.writeTransaction(() => {
       const row = this.prepared('SELECT COALESCE(MAX(tree_size), 0) AS size FROM log_checkpoints').get() as Row;
       if (Number(row.size) !== expectedSize) throw new Error(`the stored log has ${Number(row.size)} leaves, not ${expectedSize}: another integrator ran`);
       const leaf = this.prepared('INSERT INTO log_leaves (log_index, record_id, sort_key) VALUES (?, ?, ?)');
@@ -102,7 +101,7 @@ class SqliteIntegratorSession implements IntegratorSession {
       const c = batch.checkpoint;
       this.prepared('INSERT INTO log_checkpoints (tree_size, root, note, vkey, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(c.treeSize, Buffer.from(c.root), c.note, c.vkey, c.createdAt);
-    }).immediate());
+    });
   }
 
   async release(): Promise<void> {}

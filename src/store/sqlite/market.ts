@@ -73,9 +73,9 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
     if (observations.length === 0) return;
     const insert = this.db.prepare(`INSERT INTO price_observations (${OBSERVATION_COLUMNS.join(', ')})
       VALUES (${OBSERVATION_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (record_id) DO NOTHING`);
-    await this.store.writeOffLoop(() => this.db.transaction(() => {
+    await this.store.writeTransaction(() => {
       for (const o of observations) insert.run(...observationValues(o, (b) => (b ? 1 : 0)));
-    }).immediate());
+    });
   }
 
   async observationOf(recordId: string): Promise<PriceObservation | null> {
@@ -154,22 +154,22 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
     if (closes.length === 0) return;
     const insert = this.db.prepare(`INSERT INTO market_raw_closes (source, symbol, date, close, fetched_at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (source, symbol, date) DO NOTHING`);
-    await this.store.writeOffLoop(() => this.db.transaction(() => {
+    await this.store.writeTransaction(() => {
       for (const c of closes) insert.run(source, symbol, c.date, c.close, fetchedAt);
-    }).immediate());
+    });
   }
 
   async saveCorporateActions(actions: CorporateActionFacts[], seenAt: string): Promise<SavedActions> {
     const saved = { added: 0, revised: 0 };
     if (actions.length === 0) return saved;
     const insert = this.db.prepare(saveActionSql(n)).pluck();
-    await this.store.writeOffLoop(() => this.db.transaction(() => {
+    await this.store.writeTransaction(() => {
       for (const a of actions) {
         const revision = insert.get(named(saveActionValues(a, seenAt, (b) => (b ? 1 : 0)))) as number | undefined;
         if (revision === 1) saved.added++;
         else if (revision !== undefined) saved.revised++;
       }
-    }).immediate());
+    });
     return saved;
   }
 

@@ -331,6 +331,10 @@ export class SqliteStore implements LedgerStore {
     return result;
   }
 
+  writeTransaction<T>(work: () => T, durable = true): Promise<T> {
+    return this.writeOffLoop(() => this.db.transaction(work).immediate(), durable);
+  }
+
   /** Inside the IMMEDIATE transaction, which no other writer (of any process) shares. */
   private appendFacts(questions: AppendQuestions): AppendFacts {
     const statements = this.statements;

@@ -161,15 +161,14 @@ class SqliteWebhookSession implements WebhookSession {
   }
 
   async fanOut(messages: readonly NewMessage[], cursor: FanOutCursor, announcedAnchors: readonly number[]): Promise<void> {
-    const db = this.db;
-    await this.store.writeOffLoop(() => db.transaction(() => {
+    await this.store.writeTransaction(() => {
       const insert = this.prepare(`INSERT INTO webhook_messages (id, endpoint_id, agent_id, event_type, subject, payload, status, created_at, next_attempt_at)
         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (endpoint_id, event_type, subject) DO NOTHING`);
       for (const m of messages) insert.run(m.id, m.endpointId, m.agentId, m.type, m.subject, m.payload, m.createdAt, m.createdAt);
       const seen = this.prepare('INSERT INTO webhook_anchors_seen (tree_size) VALUES (?) ON CONFLICT (tree_size) DO NOTHING');
       for (const size of announcedAnchors) seen.run(size);
       this.prepare('UPDATE webhook_cursor SET record_sort_key = ?, checkpoint_size = ? WHERE id = 1').run(cursor.recordSortKey, cursor.checkpointSize);
-    }).immediate());
+    });
   }
 
   async headOf(endpointId: string): Promise<WebhookMessage | null> {
@@ -182,8 +181,7 @@ class SqliteWebhookSession implements WebhookSession {
   }
 
   async recordAttempt(a: DeliveryAttempt, outcome: AttemptOutcome): Promise<void> {
-    const db = this.db;
-    await this.store.writeOffLoop(() => db.transaction(() => {
+    await this.store.writeTransaction(() => {
       this.prepare(`INSERT INTO webhook_attempts (message_id, attempt, endpoint_id, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (message_id, attempt) DO NOTHING`).run(a.messageId, a.attempt, a.endpointId, a.startedAt, a.durationMs, a.statusCode, a.error);
       const next = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
@@ -194,19 +192,19 @@ class SqliteWebhookSession implements WebhookSession {
         this.prepare("UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing', disabled_at = ? WHERE id = ? AND status = 'active'")
           .run(outcome.at, a.endpointId);
       }
-    }).immediate(), false);
+    }, false);
   }
 
   async prune(beforeIso: string, limit: number): Promise<number> {
     const db = this.db;
-    return this.store.writeOffLoop(() => db.transaction(() => {
+    return this.store.writeTransaction(() => {
       const ids = (this.prepare("SELECT id FROM webhook_messages WHERE status <> 'pending' AND created_at < ? LIMIT ?").all(beforeIso, limit) as Row[]).map((r) => String(r.id));
       if (ids.length === 0) return 0;
       const list = ids.map(q).join(', ');
       db.prepare(`DELETE FROM webhook_attempts WHERE message_id IN (${list})`).run(...ids);
       db.prepare(`DELETE FROM webhook_messages WHERE id IN (${list})`).run(...ids);
       return ids.length;
-    }).immediate());
+    });
   }
 
   async release(): Promise<void> {

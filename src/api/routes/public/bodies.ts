@@ -70,5 +70,5 @@ export function exportBody(exported: Export): { etag: string; lines: AsyncGenera
       if (chunk !== '') yield chunk;
     }
   }
-  return { etag: `W/"${sha256Hex(headerText).slice(0, 32)}"`, lines: lines() };
+  return { etag: pageTag(headerText), lines: lines() };
 }
