@@ -35,6 +35,8 @@ const WING_IMPORTS = [
     'To compute a performance report again the verifier runs the pure accounting of the documented method (verifier-trusts-only-its-input names the modules).'],
   ['verify', 'anchor/',
     'The offline anchor check replays an .ots file with the anchor wing\'s codec and block-header check, and its header source (verifier-trusts-only-its-input names the modules).'],
+  ['anchor', 'log/port\\.ts$',
+    'The anchoring job stamps the log\'s latest checkpoint, and a record\'s anchor is found by its log index: read through the log wing\'s storage port.'],
   ['site', 'log/reads\\.ts$',
     'The pages show the log\'s state and a record\'s inclusion as /v1/log and /v1/proof do, from the same use case.'],
   ['site', 'anchor/reads\\.ts$',
@@ -75,7 +77,7 @@ const wingFences = () => [...WING_DIRS, 'site/browser'].map((wing) => {
  * A wing's storage port (src/<wing>/port.ts): the storage the wing needs, which the store
  * implements. The store imports these and nothing else of a wing.
  */
-const WING_PORTS = '^src/(webhooks|site|directory|brokers|vault|market|performance)/port\.ts$';
+const WING_PORTS = '^src/(log|anchor|webhooks|site|directory|brokers|vault|market|performance)/port\.ts$';
 
 /** `layer` (a path pattern) may not import any of `above`, except `allowed`. */
 const downward = (name, layer, above, comment, allowed) => ({

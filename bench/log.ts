@@ -19,7 +19,7 @@ import { leafHash } from '../src/core/merkle.ts';
 import { Integrator, leafData } from '../src/log/integrator.ts';
 import { loadLogKey, type LogKey } from '../src/log/key.ts';
 import { openStore } from '../src/store/open.ts';
-import type { LogStore } from '../src/store/log-port.ts';
+import type { LogStore } from '../src/log/port.ts';
 import type { LedgerStore } from '../src/store/port.ts';
 import { freshPostgres, freshSqlite, benchStores, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { createAgents, DECISION } from './decision-load.ts';

@@ -6,8 +6,8 @@
 // and records since when the calendars are unreachable.
 import { checkpointBodyDigest } from '../core/note.ts';
 import { JobLoop } from '../runtime/job-loop.ts';
-import type { AnchorSession, AnchorStore, StoredAnchor } from '../store/anchor-port.ts';
-import type { LogReader } from '../store/log-port.ts';
+import type { AnchorSession, AnchorStore, StoredAnchor } from './port.ts';
+import type { LogReader } from '../log/port.ts';
 import { DEFAULT_CALENDAR_WHITELIST, stampDigest, upgradeFile, type CalendarError } from './calendar.ts';
 import type { HttpOptions } from './http.ts';
 import { parseDetachedFile, serializeDetachedFile } from './ots.ts';

@@ -2,8 +2,8 @@
 // anchoring section of /transparency and the `anchor_proof` of /proof. Everything is read from what
 // the anchoring job stored.
 import { b64Encode } from '../core/base64.ts';
-import type { AnchorReader, StoredAnchor } from '../store/anchor-port.ts';
-import type { LogReader } from '../store/log-port.ts';
+import type { AnchorReader, StoredAnchor } from './port.ts';
+import type { LogReader } from '../log/port.ts';
 
 export const OTS_MEDIA_TYPE = 'application/vnd.opentimestamps.v1';
 

@@ -14,7 +14,7 @@ import { MAX_ENTRY_SIZE, TILE_HEIGHT, TILE_WIDTH } from '../core/tiles.ts';
 import type { StoredRecord } from '../domain/types.ts';
 import { entryText } from '../ledger/public/record-text.ts';
 import { sortKeyOf } from '../store/rows.ts';
-import type { IntegratorSession, LogBatch, LogStore, StoredTile } from '../store/log-port.ts';
+import type { IntegratorSession, LogBatch, LogStore, StoredTile } from './port.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';
 import type { LogKey } from './key.ts';
 import { TileReader, tileKey } from './tree.ts';

@@ -7,7 +7,7 @@ import { consistencyPlan, inclusionPlan, planNodes, readProof, type Hash } from 
 import { encodeEntryBundle, encodeTile, parseTilePath, TILE_WIDTH } from '../core/tiles.ts';
 import { encodeTlogProof } from '../core/tlog-proof.ts';
 import { errors, fail, ok, type Result } from '../domain/errors.ts';
-import type { LogReader, StoredCheckpoint } from '../store/log-port.ts';
+import type { LogReader, StoredCheckpoint } from './port.ts';
 import { BATCH_WINDOW_MS, leafData } from './integrator.ts';
 import { TileReader, tileKey } from './tree.ts';
 import { WitnessReads, type Witnessing, type WitnessedView } from './witness-reads.ts';

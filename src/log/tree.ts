@@ -7,7 +7,7 @@
 // every request, and touches the store only for tiles the cache does not cover.
 import { HASH_SIZE, nodeHash, type Hash, type HashReader, type NodeId } from '../core/merkle.ts';
 import { nodeInTile, TILE_HEIGHT, TILE_WIDTH } from '../core/tiles.ts';
-import type { LogReader, StoredTile } from '../store/log-port.ts';
+import type { LogReader, StoredTile } from './port.ts';
 
 /** Tiles kept, 16 KiB each (hashes and subtrees): at most 64 MiB, every tile of a 1,000,000-leaf tree. */
 export const TILE_CACHE_LIMIT = 4096;

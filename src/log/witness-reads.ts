@@ -3,8 +3,8 @@
 // policy's quorum, and each witness's state for /v1/transparency and the transparency page.
 // Without a policy none of this is asked and nothing published changes.
 import { describeQuorum, quorumSatisfied, type WitnessPolicy } from '../core/witness-policy.ts';
-import type { CosignatureReader, StoredCosignature } from '../store/cosignature-port.ts';
-import type { StoredCheckpoint } from '../store/log-port.ts';
+import type { CosignatureReader, StoredCosignature } from './port.ts';
+import type { StoredCheckpoint } from './port.ts';
 
 export type Witnessing = { policy: WitnessPolicy; cosignatures: CosignatureReader };
 

@@ -10,8 +10,8 @@
 import type { WitnessPolicy, PolicyWitness } from '../core/witness-policy.ts';
 import { consistencyPlan, planNodes, readProof, type Hash } from '../core/merkle.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';
-import type { CosignatureSession, CosignatureStore, WitnessAttempt } from '../store/cosignature-port.ts';
-import type { LogReader, StoredCheckpoint } from '../store/log-port.ts';
+import type { CosignatureSession, CosignatureStore, WitnessAttempt } from './port.ts';
+import type { LogReader, StoredCheckpoint } from './port.ts';
 import { TileReader } from './tree.ts';
 import { addCheckpoint } from './witness-client.ts';
 

@@ -1,5 +1,5 @@
 // Rows of log_anchors to and from StoredAnchor, shared by both adapters.
-import type { AnchorUpdate, StoredAnchor } from './anchor-port.ts';
+import type { AnchorUpdate, StoredAnchor } from '../anchor/port.ts';
 import type { Row } from './rows.ts';
 
 const bytes = (v: unknown): Uint8Array => new Uint8Array(v as Buffer);

@@ -1,5 +1,5 @@
 // Rows of log_cosignatures and log_witness_attempts to and from the port's types, shared by both adapters.
-import type { StoredCosignature, WitnessAttempt } from './cosignature-port.ts';
+import type { StoredCosignature, WitnessAttempt } from '../log/port.ts';
 import type { Row } from './rows.ts';
 
 const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));

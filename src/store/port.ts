@@ -1,9 +1,9 @@
 // The Store port: everything the ledger keeps, behind one interface with a SQLite and a
 // PostgreSQL adapter. Record tables are append-only: no method here updates or deletes a record.
 import type { RecordType } from '../core/chain.ts';
-import type { LogStore } from './log-port.ts';
-import type { AnchorStore } from './anchor-port.ts';
-import type { CosignatureStore } from './cosignature-port.ts';
+import type { LogStore } from '../log/port.ts';
+import type { AnchorStore } from '../anchor/port.ts';
+import type { CosignatureStore } from '../log/port.ts';
 import type { WebhookStore } from '../webhooks/port.ts';
 import type { BrokerStore } from '../brokers/port.ts';
 import type { VaultStore } from '../vault/port.ts';
@@ -73,11 +73,11 @@ export type Page = { limit: number; before?: string | undefined };
 export interface LedgerStore {
   /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
   readonly maxBatchesInFlight: number;
-  /** The global log's storage (log-port.ts). */
+  /** The global log's storage (log/port.ts). */
   readonly log: LogStore;
-  /** Bitcoin anchors of the log's checkpoints (anchor-port.ts). */
+  /** Bitcoin anchors of the log's checkpoints (anchor/port.ts). */
   readonly anchors: AnchorStore;
-  /** Witness cosignatures of the log's checkpoints (cosignature-port.ts). */
+  /** Witness cosignatures of the log's checkpoints (log/port.ts). */
   readonly cosignatures: CosignatureStore;
   /** The webhooks wing's endpoints and outbox (webhooks/port.ts). */
   readonly webhooks: WebhookStore;

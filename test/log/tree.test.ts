@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { consistencyProof, hashesEqual, inclusionPlan, inclusionProof, leafHash, MemoryTree, planNodes, readProof, consistencyPlan, type Hash } from '../../src/core/merkle.ts';
 import { TILE_HEIGHT, TILE_WIDTH, tileLevels } from '../../src/core/tiles.ts';
-import type { StoredTile } from '../../src/store/log-port.ts';
+import type { StoredTile } from '../../src/log/port.ts';
 import { TileReader } from '../../src/log/tree.ts';
 
 /** A store of the tiles of `tree` at its current size, counting the tiles it is asked for. */

@@ -1,8 +1,8 @@
-// Bitcoin anchors on PostgreSQL (store/anchor-port.ts). The job's hold is a session advisory lock on
+// Bitcoin anchors on PostgreSQL (anchor/port.ts). The job's hold is a session advisory lock on
 // a connection of its own, so one API node anchors at a time and another takes over when it dies;
 // the hold's writes go through that connection.
 import pg from 'pg';
-import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../anchor-port.ts';
+import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../../anchor/port.ts';
 import { ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
 import type { Row } from '../rows.ts';
 import type { LedgerPool } from './pool.ts';

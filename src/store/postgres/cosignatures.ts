@@ -1,8 +1,8 @@
-// Witness cosignatures on PostgreSQL (store/cosignature-port.ts). The job's hold is a session
+// Witness cosignatures on PostgreSQL (log/port.ts). The job's hold is a session
 // advisory lock on a connection of its own, so one API node asks the witnesses at a time and
 // another takes over when it dies; the hold's writes go through that connection.
 import pg from 'pg';
-import type { CosignatureSession, CosignatureStore, StoredCosignature, WitnessAttempt } from '../cosignature-port.ts';
+import type { CosignatureSession, CosignatureStore, StoredCosignature, WitnessAttempt } from '../../log/port.ts';
 import { attemptFromRow, attemptValues, cosignatureFromRow, cosignatureValues, insertCosignature, LATEST_BY_WITNESS, upsertAttempt } from '../cosignature-rows.ts';
 import type { Row } from '../rows.ts';
 import type { LedgerPool } from './pool.ts';

@@ -1,4 +1,4 @@
-// The global log's storage on PostgreSQL (store/log-port.ts). The integrator's hold is a
+// The global log's storage on PostgreSQL (log/port.ts). The integrator's hold is a
 // session advisory lock taken on a connection of its own: it lasts while that connection lives,
 // so when the holding process dies (or its connection does), PostgreSQL frees the lock and any
 // other API node takes over. Every integration runs on that same connection, in one
@@ -6,7 +6,7 @@
 // noticing still cannot write a second history.
 import pg from 'pg';
 import type { StoredRecord } from '../../domain/types.ts';
-import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
+import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../../log/port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
 import type { LedgerPool } from './pool.ts';
 import { takeSessionLock } from './session-lock.ts';

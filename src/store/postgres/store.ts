@@ -25,8 +25,8 @@ import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { PostgresLogStore } from './log.ts';
 import { LedgerPool } from './pool.ts';
 import { PostgresAnchorStore } from './anchors.ts';
-import type { AnchorStore } from '../anchor-port.ts';
-import type { CosignatureStore } from '../cosignature-port.ts';
+import type { AnchorStore } from '../../anchor/port.ts';
+import type { CosignatureStore } from '../../log/port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
@@ -41,7 +41,7 @@ import type { SiteStore } from '../../site/port.ts';
 import { PostgresMarketStore } from './market.ts';
 import type { MarketStore } from '../../market/port.ts';
 import type { PerformanceStore } from '../../performance/port.ts';
-import type { LogStore } from '../log-port.ts';
+import type { LogStore } from '../../log/port.ts';
 import { inPublicRead } from '../../runtime/read-scope.ts';
 
 export type PostgresOptions = {

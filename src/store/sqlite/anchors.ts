@@ -1,6 +1,6 @@
-// Bitcoin anchors on SQLite (store/anchor-port.ts). The serving process is the only writer, so the
+// Bitcoin anchors on SQLite (anchor/port.ts). The serving process is the only writer, so the
 // job's hold is the job itself (one tick at a time in process).
-import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../anchor-port.ts';
+import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../../anchor/port.ts';
 import { ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteDatabase } from './driver.ts';

@@ -1,6 +1,6 @@
-// Witness cosignatures on SQLite (store/cosignature-port.ts). The serving process is the only
+// Witness cosignatures on SQLite (log/port.ts). The serving process is the only
 // writer, so the job's hold is the job itself.
-import type { CosignatureSession, CosignatureStore, StoredCosignature, WitnessAttempt } from '../cosignature-port.ts';
+import type { CosignatureSession, CosignatureStore, StoredCosignature, WitnessAttempt } from '../../log/port.ts';
 import { attemptFromRow, attemptValues, cosignatureFromRow, cosignatureValues, insertCosignature, LATEST_BY_WITNESS, upsertAttempt } from '../cosignature-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteDatabase } from './driver.ts';

@@ -1,11 +1,11 @@
-// The global log's storage on SQLite (store/log-port.ts). One writer at a time is SQLite's own
+// The global log's storage on SQLite (log/port.ts). One writer at a time is SQLite's own
 // rule: an integration is one IMMEDIATE transaction, and it re-checks the stored tree size inside
 // it, so two serving processes on one file can never integrate the same leaves twice. It commits
 // as the appends do (the host's writeOffLoop: the WAL's fsync on the thread pool, not inside the
 // COMMIT on the event loop) and resolves once durable, so the integrator publishes no checkpoint
 // a power loss could take back.
 import type { StoredRecord } from '../../domain/types.ts';
-import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../log-port.ts';
+import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../../log/port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
 import type { SqliteDatabase, SqliteStatement } from './driver.ts';
 import type { SqliteHost } from './host.ts';

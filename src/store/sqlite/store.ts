@@ -23,8 +23,8 @@ import { agentHeadFromRow, boundedChainSql, ledgerSql } from '../public-rows.ts'
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { SqliteLogStore } from './log.ts';
 import { SqliteAnchorStore } from './anchors.ts';
-import type { AnchorStore } from '../anchor-port.ts';
-import type { CosignatureStore } from '../cosignature-port.ts';
+import type { AnchorStore } from '../../anchor/port.ts';
+import type { CosignatureStore } from '../../log/port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
 import { SqliteWebhookStore } from './webhooks.ts';
 import type { WebhookStore } from '../../webhooks/port.ts';
@@ -39,7 +39,7 @@ import type { SiteStore } from '../../site/port.ts';
 import { SqliteMarketStore } from './market.ts';
 import type { MarketStore } from '../../market/port.ts';
 import type { PerformanceStore } from '../../performance/port.ts';
-import type { LogStore } from '../log-port.ts';
+import type { LogStore } from '../../log/port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
 

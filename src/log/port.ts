@@ -1,5 +1,5 @@
-// The global log's storage (log_v1), a sub-port of the Store: which record is at which log_index,
-// the tree in tile form (each hash tile's hashes, level 0 the leaf hashes), and the signed
+// The log wing's storage. The global log (log_v1), a sub-port of the Store: which record is at
+// which log_index, the tree in tile form (each hash tile's hashes, level 0 the leaf hashes), and the signed
 // checkpoints. A batch of the integrator (src/log/integrator.ts) writes its leaves, tiles and
 // checkpoint in ONE transaction, so a crash at any point leaves either all of it or none.
 // Record tables are never touched here: records are read, never updated.
@@ -64,4 +64,54 @@ export interface IntegratorSession {
 export interface LogStore extends LogReader {
   /** The integrator's hold, or null while another process holds it. */
   tryIntegrator(): Promise<IntegratorSession | null>;
+}
+
+// Witness cosignatures of the checkpoints (C2SP tlog-witness, docs/witnesses.md), a second
+// sub-port of the Store: every cosignature line received from a witness of the policy, verified
+// before it is stored, one per (checkpoint, witness), append-only like the checkpoints; and per
+// witness the state of asking it (last attempt, last error, when to try again), which changes.
+// Written only by the witnessing job (src/log/witnessing.ts) while it holds the job's hold.
+
+export type StoredCosignature = {
+  treeSize: number;
+  /** The witness's cosigner vkey (type 0x04), as the policy gives it. */
+  witness: string;
+  /** The signature line, `— <name> <base64>\n`, exactly as the witness answered it. */
+  line: string;
+  /** The cosignature's timestamp: POSIX seconds by the witness's clock. */
+  cosignedAt: number;
+  receivedAt: string;
+};
+
+export type WitnessAttempt = {
+  witness: string;
+  lastAttemptAt: string;
+  /** Null once an attempt succeeded. */
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** Consecutive failures (0 after a success). */
+  failures: number;
+  nextAttemptAt: string | null;
+};
+
+export interface CosignatureReader {
+  /** The cosignatures of the checkpoint of this tree size, by witness vkey. */
+  at(treeSize: number): Promise<StoredCosignature[]>;
+  /** Each witness's cosignature of the largest tree size it cosigned. */
+  latestByWitness(): Promise<StoredCosignature[]>;
+  attempts(): Promise<WitnessAttempt[]>;
+}
+
+/** The witnessing job's hold: one process at a time asks the witnesses. */
+export interface CosignatureSession {
+  readonly lost?: boolean;
+  /** Stores a verified cosignature; one already stored for that (tree size, witness) is kept. */
+  add(cosignature: StoredCosignature): Promise<void>;
+  noteAttempt(attempt: WitnessAttempt): Promise<void>;
+  release(): Promise<void>;
+}
+
+export interface CosignatureStore extends CosignatureReader {
+  /** The job's hold, or null while another process holds it (PostgreSQL: a session advisory lock). */
+  tryWitnessJob(): Promise<CosignatureSession | null>;
 }
