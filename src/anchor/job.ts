@@ -22,6 +22,8 @@ export type AnchorJobOptions = {
   /** first upgrade poll after this many seconds, doubling per attempt up to maxBackoffS */
   pollS?: number;
   maxBackoffS?: number;
+  /** pending anchors polled per round at most, oldest due first; the rest wait for the next round */
+  pollsPerRound?: number;
   /** how often the loop wakes */
   tickMs?: number;
   http?: HttpOptions;
@@ -33,6 +35,7 @@ export type AnchorJobOptions = {
 export const DEFAULT_POLL_S = 600;
 const STOP_WAIT_MS = 3_000;
 export const DEFAULT_MAX_BACKOFF_S = 6 * 3600;
+const DEFAULT_POLLS_PER_ROUND = 24;
 
 export class AnchorJob {
   private readonly loop: JobLoop;
@@ -114,10 +117,9 @@ export class AnchorJob {
 
   private async pollPending(session: AnchorSession): Promise<number[]> {
     const confirmed: number[] = [];
-    for (const anchor of await session.pending()) {
-      const now = this.now();
-      if (anchor.nextAttemptAt && Date.parse(anchor.nextAttemptAt) > now.getTime()) continue;
-      if (await this.poll(session, anchor, now)) confirmed.push(anchor.treeSize);
+    const due = await session.due(this.now().toISOString(), this.options.pollsPerRound ?? DEFAULT_POLLS_PER_ROUND);
+    for (const anchor of due) {
+      if (await this.poll(session, anchor, this.now())) confirmed.push(anchor.treeSize);
     }
     return confirmed;
   }

@@ -45,8 +45,11 @@ export interface AnchorReader {
 export interface AnchorSession {
   insert(anchor: StoredAnchor): Promise<void>;
   update(treeSize: number, change: AnchorUpdate): Promise<void>;
-  /** Pending anchors, oldest first. */
-  pending(): Promise<StoredAnchor[]>;
+  /**
+   * The pending anchors whose next attempt is due at `now` (ISO time; never tried counts as due),
+   * oldest first, at most `limit`: a round reads only what it will poll, however many wait.
+   */
+  due(now: string, limit: number): Promise<StoredAnchor[]>;
   setCalendarsUnreachableSince(since: string | null): Promise<void>;
   release(): Promise<void>;
 }

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { esploraHeaderSource } from '../../src/anchor/bitcoin-headers.ts';
 import { checkProofAnchor, runAnchorCheck } from '../../src/verify/anchor.ts';
-import { AnchorJob } from '../../src/anchor/job.ts';
+import { AnchorJob, type AnchorJobOptions } from '../../src/anchor/job.ts';
 import { toHex } from '../../src/anchor/ots.ts';
+import type { StoredAnchor } from '../../src/anchor/port.ts';
 import type { LogKey } from '../../src/log/key.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -63,9 +64,9 @@ await forEachStore('anchoring', (kind) => {
     await closeTestApp(t, kind);
   });
 
-  const job = (calendars: string[]) => new AnchorJob({
+  const job = (calendars: string[], more: Partial<AnchorJobOptions> = {}) => new AnchorJob({
     anchors: t.store.anchors, log: t.store.log, calendars, headerAt: esploraHeaderSource(esplora.url, http).headerAt,
-    intervalS: 600, pollS: 1, now, http,
+    intervalS: 600, pollS: 1, now, http, ...more,
   });
   const transparency = async () => (await t.app.inject({ method: 'GET', url: '/v1/transparency' })).json().anchoring;
   const integrate = async () => {
@@ -254,6 +255,34 @@ await forEachStore('anchoring', (kind) => {
     assert.deepEqual(next.data.map((d: { tree_size: number }) => d.tree_size), [5]);
     assert.equal(next.has_more, false);
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/anchors/7.ots' })).statusCode, 404);
+  });
+
+  test('a round reads only the pending anchors that are due, oldest first, and polls at most pollsPerRound', async () => {
+    const stampNext = async () => {
+      ids.push(...await record(t, secret, 1));
+      await integrate();
+      clock += 601_000;
+      return (await job([alice.url, bob.url]).tick()).stamped;
+    };
+    const stamped = [await stampNext(), await stampNext()];
+    assert.deepEqual(stamped, [11, 12]);
+    const session = await t.store.anchors.tryAnchorJob();
+    assert.ok(session);
+    const FAR = '9999-12-31T00:00:00.000Z';
+    let pending: StoredAnchor[] = [];
+    try {
+      pending = await session.due(FAR, 100);
+      assert.deepEqual(pending.map((a) => a.treeSize), [10, 11, 12], 'every pending anchor, oldest first');
+      assert.deepEqual((await session.due(FAR, 2)).map((a) => a.treeSize), [10, 11]);
+      const nextAttempts = pending.map((a) => Date.parse(a.nextAttemptAt ?? ''));
+      assert.deepEqual(await session.due(new Date(Math.min(...nextAttempts) - 1).toISOString(), 100), [], 'none due yet');
+      clock = Math.max(...nextAttempts) + 1;
+    } finally {
+      await session.release();
+    }
+    assert.deepEqual((await job([alice.url, bob.url], { pollsPerRound: 2 }).tick()).stamped, null);
+    const attempts = await Promise.all(pending.map(async (a) => (await t.store.anchors.at(a.treeSize))?.attempts));
+    assert.deepEqual(attempts, pending.map((a, i) => (i < 2 ? a.attempts + 1 : a.attempts)), 'the two oldest polled, the third waits');
   });
 
   test('one job at a time: on PostgreSQL a second node gets no hold while one anchors', { skip: kind.name !== 'postgres' }, async () => {

@@ -60,7 +60,8 @@ export class PostgresAnchorStore implements AnchorStore {
       update: async (treeSize: number, c: AnchorUpdate) => {
         await q(`UPDATE log_anchors SET ${ANCHOR_UPDATE_COLUMNS.map((col, i) => `${col} = $${i + 1}`).join(', ')} WHERE tree_size = $${ANCHOR_UPDATE_COLUMNS.length + 1}`, [...anchorUpdateValues(c), treeSize]);
       },
-      pending: async () => (await q(`SELECT * FROM log_anchors WHERE status = 'pending' ORDER BY tree_size`, [])).map(anchorFromRow),
+      due: async (now: string, limit: number) => (await q(`SELECT * FROM log_anchors WHERE status = 'pending'
+        AND (next_attempt_at IS NULL OR next_attempt_at <= $1) ORDER BY tree_size LIMIT $2`, [now, limit])).map(anchorFromRow),
       setCalendarsUnreachableSince: async (since: string | null) => { await q('UPDATE log_anchor_state SET calendars_unreachable_since = $1 WHERE id = 1', [since]); },
       release: async () => { await client.end().catch(() => undefined); },
     };

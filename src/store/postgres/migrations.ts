@@ -564,6 +564,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER broker_activities_no_truncate BEFORE TRUNCATE ON broker_activities
     FOR EACH STATEMENT EXECUTE FUNCTION broker_activities_are_append_only();
   `,
+  // The anchoring job's round reads the pending anchors that are due, not all of them: during a
+  // calendar or Bitcoin outage they pile up, one per interval, each with its .ots file.
+  `
+  CREATE INDEX log_anchors_due ON log_anchors (next_attempt_at, tree_size) WHERE status = 'pending';
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

@@ -49,7 +49,8 @@ export class SqliteAnchorStore implements AnchorStore {
       update: async (treeSize: number, c: AnchorUpdate) => {
         db.prepare(`UPDATE log_anchors SET ${ANCHOR_UPDATE_COLUMNS.map((col) => `${col} = ?`).join(', ')} WHERE tree_size = ?`).run(...anchorUpdateValues(c), treeSize);
       },
-      pending: async () => this.all(`SELECT * FROM log_anchors WHERE status = 'pending' ORDER BY tree_size`),
+      due: async (now: string, limit: number) => this.all(`SELECT * FROM log_anchors WHERE status = 'pending'
+        AND (next_attempt_at IS NULL OR next_attempt_at <= ?) ORDER BY tree_size LIMIT ?`, now, limit),
       setCalendarsUnreachableSince: async (since: string | null) => {
         db.prepare('UPDATE log_anchor_state SET calendars_unreachable_since = ? WHERE id = 1').run(since);
       },

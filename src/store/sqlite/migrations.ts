@@ -557,6 +557,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER broker_activities_no_delete BEFORE DELETE ON broker_activities
     BEGIN SELECT RAISE(ABORT, 'broker_activities_are_append_only'); END;
   `,
+  // The anchoring job's round reads the pending anchors that are due, not all of them: during a
+  // calendar or Bitcoin outage they pile up, one per interval, each with its .ots file.
+  `
+  CREATE INDEX log_anchors_due ON log_anchors (next_attempt_at, tree_size) WHERE status = 'pending';
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */
