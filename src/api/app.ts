@@ -50,6 +50,7 @@ import { type Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 import type { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
 import { ReadGate } from './read-gate.ts';
+import { ReadCache } from './read-cache.ts';
 import { DEFAULT_LOOP_SHARE, readPacer } from '../runtime/loop-share.ts';
 
 export type { App } from './types.ts';
@@ -96,6 +97,8 @@ export type LedgerApp = {
   metrics: Metrics | null;
   /** The bound on public reads at once (read-gate.ts). */
   gate: ReadGate;
+  /** The copies of public reads answered while reads queue (read-cache.ts). */
+  cache: ReadCache;
   /** Keeps the directory's board level with the stored reports (directory/job.ts); the server starts it. */
   directoryJob: DirectoryJob;
   close: () => Promise<void>;
@@ -139,11 +142,18 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(config, options);
   parts.log.attach(app.log);
   metrics?.install(app);
+  const gate = new ReadGate(config.readBounds);
+  const cache = new ReadCache({ maxBytes: config.readBounds.cacheBytes, busy: () => gate.load.waiting > 0 || gate.load.running >= gate.limits.perClient });
   app.addHook('onRequest', async (request, reply) => {
     if (!READ_METHODS.has(request.method)) readPacer.writeSeen();
     if (!closing) return;
     reply.header('retry-after', String(RETRY_AFTER_CLOSING_S)).header('connection', 'close');
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
+  });
+  // An agent reads what it wrote: its write's acknowledgement drops the cache's copies of its reads.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!READ_METHODS.has(request.method) && reply.statusCode < 300) cache.wrote(request.holder?.agent.handle ?? null);
+    return payload;
   });
   metrics?.connect({ store, queueDepth: () => decisions.queueDepth, redis });
   if (metrics && config.metrics.port === null) metricsRoute(app, metrics);
@@ -154,14 +164,13 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   await app.register(assertionRoutes, { authenticate, assert: parts.assert });
   await app.register(keyRoutes, { authenticate, keys: parts.keys });
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
-  const gate = new ReadGate(config.readBounds);
   readPacer.configure({ ...DEFAULT_LOOP_SHARE, share: config.readBounds.loopSharePercent / 100 });
   metrics?.watchReadGate(gate);
   const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
   await app.register(publicRoutes, {
-    reads, ...readLimits, clock, log: parts.logReads, anchors: parts.anchorReads, prices: parts.prices, performance: parts.performance, directory: parts.directory,
+    reads, ...readLimits, cache, clock, log: parts.logReads, anchors: parts.anchorReads, prices: parts.prices, performance: parts.performance, directory: parts.directory,
   });
-  await app.register(siteRoutes, { site: parts.site, ...readLimits });
+  await app.register(siteRoutes, { site: parts.site, ...readLimits, cache });
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   await app.register(webhookRoutes, { authenticate, endpoints: parts.webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators: parts.operators, adminToken: config.adminToken });
@@ -175,6 +184,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
     brokers,
     metrics,
     gate,
+    cache,
     directoryJob: parts.directoryJob,
     close: async () => {
       closing = true;

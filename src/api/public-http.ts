@@ -10,9 +10,10 @@
 // preflight route would also answer for the authenticated paths.
 import compress from '@fastify/compress';
 import etag from '@fastify/etag';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { App } from './types.ts';
 import { readGateHooks, type ReadGate } from './read-gate.ts';
+import { readCacheHooks, type ReadCache } from './read-cache.ts';
 import { openToAnyOrigin } from './cors.ts';
 import { refuseSlowly, type Tarpit } from './tarpit.ts';
 
@@ -26,13 +27,17 @@ const COMPRESS_THRESHOLD = 1024;
 /** What bounds a public read: the per-minute budget per IP, and the gate (concurrency, read-gate.ts). */
 export type ReadLimits = { readLimitPerMinute: number; gate: ReadGate };
 
-export async function installPublicHttp(app: App, options: ReadLimits): Promise<void> {
+/** The public reads' HTTP, with the read cache (read-cache.ts) answering while reads queue. */
+export async function installPublicHttp(app: App, options: ReadLimits & { cache: ReadCache }): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     openToAnyOrigin(reply);
   });
-  installReadLimits(app, options);
-  // Order matters: the ETag is taken over the uncompressed body, before compression runs.
+  const cacheHooks = readCacheHooks(options.cache);
+  installReadLimits(app, { ...options, beforeGate: cacheHooks.answer });
+  // Order matters: the ETag is taken over the uncompressed body, before compression runs; the
+  // cache keeps the body with its ETag, and compresses its copy itself.
   await app.register(etag, { weak: true });
+  app.addHook('onSend', cacheHooks.keep);
   await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });
 }
 
@@ -49,9 +54,11 @@ export function preflightRoute(app: App, url: string): void {
 /**
  * Puts this plugin context's routes under the read rate limit, then the read gate: a client past
  * its budget is refused before it takes a turn. Without `readLimitPerMinute`, the gate alone.
+ * `beforeGate` answers, when it can, before a turn is taken (the read cache).
  */
-export function installReadLimits(app: App, options: { readLimitPerMinute?: number; gate: ReadGate }): void {
+export function installReadLimits(app: App, options: { readLimitPerMinute?: number; gate: ReadGate; beforeGate?: onRequestHookHandler }): void {
   if (options.readLimitPerMinute !== undefined) app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute, options.gate.tarpit));
+  if (options.beforeGate) app.addHook('onRequest', options.beforeGate);
   for (const hook of readGateHooks(options.gate)) app.addHook('onRequest', hook);
 }
 

@@ -229,7 +229,7 @@ await forEachStore('public reads bounded in size', (kind) => {
       });
       poll();
       assert.ok((await page).ok);
-      assert.ok(turnsDuringPage >= 2, `${turnsDuringPage} turns of the event loop while the page was read`);
+      assert.ok(turnsDuringPage >= 1, `${turnsDuringPage} turns of the event loop while the page was read (none: it was read in one slice)`);
     }
   });
 });

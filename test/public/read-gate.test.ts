@@ -35,8 +35,9 @@ await forEachStore('the read gate', (kind) => {
   let recordId = '';
   before(async () => {
     t = await testApp(await kind.open(), {
+      // The gate's own bounds: no read cache (which answers a repeated read without a turn while reads queue).
       // A refusal after its 200 ms in the queue is not held any longer (the tarpit's delay is the same).
-      env: { LEDGER_READ_CONCURRENCY: '2', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE: '4', LEDGER_READ_QUEUE_WAIT_MS: '200', LEDGER_READ_REFUSAL_DELAY_MS: '200' },
+      env: { LEDGER_READ_CACHE_MB: '0', LEDGER_READ_CONCURRENCY: '2', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE: '4', LEDGER_READ_QUEUE_WAIT_MS: '200', LEDGER_READ_REFUSAL_DELAY_MS: '200' },
     });
     const a = await t.agent();
     handle = a.handle;
@@ -111,7 +112,7 @@ await forEachStore('the read gate', (kind) => {
   });
 
   test('the refusals are counted on /metrics', async () => {
-    const m = await testApp(await kind.open(), { env: { LEDGER_METRICS: 'true', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
+    const m = await testApp(await kind.open(), { env: { LEDGER_METRICS: 'true', LEDGER_READ_CACHE_MB: '0', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
     try {
       const turn = await hold(m.gate, INJECT_IP);
       assert.equal((await get(m, '/v1/ledger')).statusCode, 429);
@@ -156,7 +157,7 @@ await forEachStore('the read pool', (kind) => {
 
 describe('read bounds configuration', () => {
   test('the defaults docs/operations.md states', () => {
-    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 3000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4, loopSharePercent: 50 });
+    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 3000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4, loopSharePercent: 50, cacheBytes: 64 * 1024 * 1024 });
   });
 
   test('a per-client bound above the global one stops the start', () => {
@@ -191,7 +192,7 @@ describe('the tarpit: refusals of public reads are held before they are sent', (
     store = openStore('sqlite::memory:');
     await store.migrate();
     t = await testApp(store, {
-      env: { LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: String(DELAY_MS), LEDGER_READ_REFUSALS_HELD: '2' },
+      env: { LEDGER_READ_CACHE_MB: '0', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: String(DELAY_MS), LEDGER_READ_REFUSALS_HELD: '2' },
     });
   });
   after(async () => {
@@ -235,7 +236,7 @@ describe('the tarpit: refusals of public reads are held before they are sent', (
 
   test('past the bound of refusals held at once, a refused read\'s connection is closed without an answer; a client that leaves frees its place', async () => {
     const held = await testApp(store, {
-      env: { LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '60000', LEDGER_READ_REFUSALS_HELD: '2' },
+      env: { LEDGER_READ_CACHE_MB: '0', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '60000', LEDGER_READ_REFUSALS_HELD: '2' },
     });
     const url = await held.app.listen({ host: '127.0.0.1', port: 0 });
     const turn = await hold(held.gate, '127.0.0.1');

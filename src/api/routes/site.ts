@@ -22,9 +22,10 @@ import { installPublicHttp, notModified } from '../public-http.ts';
 import { CHEAP_READ } from '../read-gate.ts';
 import type { App } from '../types.ts';
 import type { ReadGate } from '../read-gate.ts';
+import type { ReadCache } from '../read-cache.ts';
 import { publicSecurity } from './public/options.ts';
 
-export type SiteRouteOptions = { site: Site; readLimitPerMinute: number; gate: ReadGate };
+export type SiteRouteOptions = { site: Site; readLimitPerMinute: number; gate: ReadGate; cache: ReadCache };
 
 /** Pages show records as they are now (new ones arrive every second); assets never change under a version. */
 const PAGE_CACHE = 'public, max-age=5';

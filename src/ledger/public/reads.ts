@@ -109,7 +109,7 @@ const RENDERED_CACHE = { records: 10_000, chars: 32 * 1024 * 1024 };
  * than a few megabytes however large the records or the limit. A chain page also counts the
  * content it reads and does not show (payloads=false), and reads no further than the budget.
  */
-export const PAGE_CHAR_BUDGET = 4 * 1024 * 1024;
+export const PAGE_CHAR_BUDGET = 1024 * 1024;
 
 /** Records read from the store per query while a page is built: memory grows with the page, not the limit. */
 const PAGE_READ_CHUNK = 100;
@@ -119,7 +119,7 @@ const PAGE_READ_CHUNK = 100;
  * loop, so a page of large records is read in slices, with a turn of the read pacer between
  * them (runtime/loop-share.ts): a write waits for a slice, not for a page.
  */
-const READ_SLICE_BYTES = 512 * 1024;
+const READ_SLICE_BYTES = 128 * 1024;
 
 /**
  * Content bytes worth reading for `chars` of page budget, in one slice at most: a record shown

@@ -6,10 +6,11 @@ import type { AnchorReads } from '../../../anchor/reads.ts';
 import type { ObservationReads } from '../../../market/observations.ts';
 import type { PerformanceService } from '../../../performance/service.ts';
 import type { ReadGate } from '../../read-gate.ts';
+import type { ReadCache } from '../../read-cache.ts';
 import type { Directory } from '../../../directory/service.ts';
 
 export type PublicRouteOptions = {
-  reads: PublicReads; readLimitPerMinute: number; gate: ReadGate; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService; directory: Directory;
+  reads: PublicReads; readLimitPerMinute: number; gate: ReadGate; cache: ReadCache; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService; directory: Directory;
 };
 
 export const PUBLIC_TAG = ['public'];
