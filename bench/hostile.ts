@@ -7,14 +7,17 @@
 // run (goal ≤ 2), the server's peak RSS (goal < 512 MB), and the readers' answers by status
 // (goal: no 5xx other than the gate's 503). The per-minute read limit is lifted, so what holds
 // the reader back is the read gate (docs/operations.md, "Bounds on public reads"). Loopback only.
+// The reader runs in a process of its own (reader-child.ts), apart from the writer it measures.
 //
 //   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres] [--profile <dir>]
 import type { Request } from 'autocannon';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { createAgents, DECISION } from './decision-load.ts';
-import { benchPath, fixed, integerFlag, load, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer, type Figures } from './harness.ts';
+import { benchPath, fixed, integerFlag, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer } from './harness.ts';
 
 export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean; profile: string | null };
 
@@ -161,9 +164,24 @@ async function logCaughtUp(server: ChildServer): Promise<void> {
   }
 }
 
+/** What the reader got: its answers by HTTP status, and the requests that got none. */
+type ReaderAnswers = { statusCodes: Record<string, number>; errors: number };
+
+/** The hostile reader in a child process (reader-child.ts), for `seconds`. */
+async function hostileReader(server: ChildServer, connections: number, seconds: number, requests: Request[]): Promise<ReaderAnswers> {
+  const child = spawn(process.execPath, ['--import', 'tsx', benchPath('reader-child.ts')], {
+    env: { ...process.env, BENCH_READER: JSON.stringify({ url: server.url, connections, seconds, requests }) }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d));
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0) throw new Error(`the hostile reader exited with ${code}`);
+  return JSON.parse(out) as ReaderAnswers;
+}
+
 type Row = {
   kind: Kind; alone: number[]; withReaders: number[]; failedWrites: Record<string, number>; rssAloneMb: number; rssPeakMb: number;
-  readers: Figures[]; seedSeconds: number; usageAlone: Usage | null; usageReaders: Usage | null;
+  readers: ReaderAnswers[]; seedSeconds: number; usageAlone: Usage | null; usageReaders: Usage | null;
 };
 
 async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
@@ -188,7 +206,7 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
       const aloneUsage = await usageOf(server, peakRss(server.pid, pacedWrites(server, writer, o.rate, o.seconds, `${tag}-a${round}`)));
       const alone = aloneUsage.value;
       progress(`${storeName(kind)} round ${round + 1}/${o.rounds}: (b) the same with ${o.connections} reader connections`);
-      const reading = load(server, o.connections, o.seconds + 2, publicReads(whale.handle, ids));
+      const reading = hostileReader(server, o.connections, o.seconds + 2, publicReads(whale.handle, ids));
       await new Promise((r) => setTimeout(r, 1000)); // the readers' connections are open and busy first
       const bothUsage = await usageOf(server, peakRss(server.pid, Promise.all([pacedWrites(server, writer, o.rate, o.seconds, `${tag}-b${round}`), reading])));
       const both = bothUsage.value;
@@ -210,7 +228,7 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
   }
 }
 
-function statuses(readers: Figures[]): Record<string, number> {
+function statuses(readers: ReaderAnswers[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const r of readers) {
     for (const [code, n] of Object.entries(r.statusCodes)) counts[code] = (counts[code] ?? 0) + n;
@@ -242,7 +260,7 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load average at the end ${loadavg().map((l) => fixed(l, 1)).join(' ')}.`,
     `Ledger: one agent with ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB each (seeded through the service; ${rows.map((r) => `${storeName(r.kind)} ${fixed(r.seedSeconds, 0)} s`).join(', ')}, the log caught up before measuring).`,
-    `Load: one writer agent at ${o.rate} writes/s for ${o.seconds} s alone (a), then again (b) while one client (autocannon, ${o.connections} keep-alive connections, accepting gzip and br) cycles over ${publicReads('h', ['r']).length} public reads; ${o.rounds} round(s) of (a) then (b). Server in a child process, defaults except the per-minute limits (lifted). Write latency is as the writer sees it over loopback.`,
+    `Load: one writer agent at ${o.rate} writes/s for ${o.seconds} s alone (a), then again (b) while one client (autocannon, ${o.connections} keep-alive connections, accepting gzip and br) cycles over ${publicReads('h', ['r']).length} public reads; ${o.rounds} round(s) of (a) then (b). Server and reader each in a child process, defaults except the per-minute limits (lifted). Write latency is as the writer sees it over loopback.`,
     '',
     table,
     '',

@@ -166,6 +166,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   readPacer.configure({ ...DEFAULT_LOOP_SHARE, share: config.readBounds.loopSharePercent / 100 });
   metrics?.watchReadGate(gate);
+  metrics?.watchReadCache(cache);
   const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
   await app.register(publicRoutes, {
     reads, ...readLimits, cache, clock, log: parts.logReads, anchors: parts.anchorReads, prices: parts.prices, performance: parts.performance, directory: parts.directory,

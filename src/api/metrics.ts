@@ -13,6 +13,7 @@ import type { CommitObserver } from '../ledger/commit-queue.ts';
 import type { StoreHealth } from '../domain/store-health.ts';
 import type { App } from './types.ts';
 import type { ReadGate } from './read-gate.ts';
+import type { ReadCache } from './read-cache.ts';
 import { readPacer } from '../runtime/loop-share.ts';
 
 export type MetricsSources = {
@@ -151,6 +152,24 @@ export class Metrics {
   }
 
   /** The read gate's bounds, its load at each scrape, and the reads it refused (read-gate.ts). */
+  watchReadCache(cache: ReadCache): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'ledger_read_cache_total', help: 'Public reads answered from a copy while reads queued (event="hit"), and copies made (event="stored")', labelNames: ['event'], registers,
+      collect() {
+        this.reset();
+        this.inc({ event: 'hit' }, cache.counts.hits);
+        this.inc({ event: 'stored' }, cache.counts.stored);
+      },
+    });
+    new Gauge({
+      name: 'ledger_read_cache_bytes', help: 'Bytes of the copies the read cache keeps now (LEDGER_READ_CACHE_MB bounds them)', registers,
+      collect() {
+        this.set(cache.size.bytes);
+      },
+    });
+  }
+
   watchReadGate(gate: ReadGate): void {
     const registers = [this.registry];
     new Gauge({

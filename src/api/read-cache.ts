@@ -62,6 +62,11 @@ export class ReadCache {
     this.now = options.now ?? Date.now;
   }
 
+  /** Copies kept now, and their bytes (compressed variants included). */
+  get size(): { copies: number; bytes: number } {
+    return { copies: this.copies.size, bytes: this.bytes };
+  }
+
   /** True while the cache answers: reads queued now, or did within BUSY_HOLD_MS. */
   active(): boolean {
     if (this.options.maxBytes === 0) return false;

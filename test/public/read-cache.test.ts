@@ -84,7 +84,7 @@ await forEachStore('the read cache', (kind) => {
   let bob: { handle: string; secret: string };
   before(async () => {
     // One read at a time per client: a turn held by another client is load.
-    t = await testApp(await kind.open(), { env: { LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
+    t = await testApp(await kind.open(), { env: { LEDGER_METRICS: 'true', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
     [alice, bob] = [await t.agent(), await t.agent()];
     await postDecision(t, alice.secret, DECISION);
   });
@@ -164,6 +164,14 @@ await forEachStore('the read cache', (kind) => {
     } finally {
       leaveOther();
     }
+  });
+
+  test('/metrics counts the answers from copies, the copies made and their bytes', async () => {
+    const text = (await get(t, '/metrics')).body;
+    assert.ok(t.cache.counts.hits > 0 && t.cache.counts.stored > 0);
+    assert.match(text, new RegExp(`ledger_read_cache_total\\{event="hit"\\} ${t.cache.counts.hits}\\b`));
+    assert.match(text, new RegExp(`ledger_read_cache_total\\{event="stored"\\} ${t.cache.counts.stored}\\b`));
+    assert.match(text, new RegExp(`ledger_read_cache_bytes ${t.cache.size.bytes}\\b`));
   });
 
   test('never copied: the export (no-cache), an error, a HEAD', async () => {
