@@ -47,7 +47,7 @@ export type ReadBounds = {
   concurrency: number; perClient: number; queue: number; waitMs: number; refusalDelayMs: number; refusalsHeld: number; poolSize: number;
   /** Public reads start (and go on with their next slice) while the event loop was busy less than this percentage of the time (runtime/loop-share.ts); 100: never wait. */
   loopSharePercent: number;
-  /** Bytes of answers the read cache keeps while reads queue (api/read-cache.ts); 0: no cache. */
+  /** Bytes of answers the read cache keeps while reads queue (api/read-cache.ts); 0 (the default): no cache. */
   cacheBytes: number;
 };
 
@@ -149,7 +149,7 @@ function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
     refusalsHeld: integer(env, 'LEDGER_READ_REFUSALS_HELD', 1_024, 1, 1_000_000),
     poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),
     loopSharePercent: integer(env, 'LEDGER_READ_LOOP_SHARE', 50, 5, 100),
-    cacheBytes: integer(env, 'LEDGER_READ_CACHE_MB', 64, 0, 4096) * 1024 * 1024,
+    cacheBytes: integer(env, 'LEDGER_READ_CACHE_MB', 0, 0, 4096) * 1024 * 1024,
   };
 }
 

@@ -7,6 +7,7 @@
 // sent as each client accepts, so a repeated read costs no store query, no rendering and no
 // compression on the event loop that the writes share. The copies are bounded in bytes (the oldest
 // go first). Quiet, the cache answers nothing and keeps nothing: every read is answered afresh.
+// Off unless LEDGER_READ_CACHE_MB gives it a size (docs/operations.md says why).
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';

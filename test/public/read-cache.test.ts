@@ -84,11 +84,20 @@ await forEachStore('the read cache', (kind) => {
   let bob: { handle: string; secret: string };
   before(async () => {
     // One read at a time per client: a turn held by another client is load.
-    t = await testApp(await kind.open(), { env: { LEDGER_METRICS: 'true', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
+    t = await testApp(await kind.open(), { env: { LEDGER_READ_CACHE_MB: '16', LEDGER_METRICS: 'true', LEDGER_READ_CONCURRENCY_PER_CLIENT: '1', LEDGER_READ_QUEUE_WAIT_MS: '0', LEDGER_READ_REFUSAL_DELAY_MS: '0' } });
     [alice, bob] = [await t.agent(), await t.agent()];
     await postDecision(t, alice.secret, DECISION);
   });
   after(() => closeTestApp(t, kind));
+
+  test('off by default', async () => {
+    const plain = await testApp(t.store, {});
+    try {
+      assert.equal(plain.cache.active(), false);
+    } finally {
+      await plain.close();
+    }
+  });
 
   test('quiet, every read is answered afresh', async () => {
     const stored = t.cache.counts.stored;
