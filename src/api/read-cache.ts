@@ -20,10 +20,16 @@ const KEPT_HEADERS = ['content-type', 'cache-control', 'etag', 'link', 'content-
 
 type Encoding = 'br' | 'gzip';
 
+/**
+ * Which writes a read has seen: its scope's generation and the cache's epoch when the read began. A
+ * copy is only as new as the read that made it, so a write acknowledged while that read ran leaves
+ * the copy stale from the start.
+ */
+export type Seen = { scope: string; generation: number; epoch: number };
+
 export type Copy = {
   key: string;
-  scope: string;
-  generation: number;
+  seen: Seen;
   expiresAt: number;
   headers: Partial<Record<(typeof KEPT_HEADERS)[number], string>>;
   body: Buffer;
@@ -53,6 +59,8 @@ const GLOBAL = '';
 export class ReadCache {
   private readonly copies = new Map<string, Copy>();
   private readonly generations = new Map<string, number>();
+  /** One more at each write without an agent: every copy made before it is stale. */
+  private epoch = 0;
   private bytes = 0;
   private busyUntil = 0;
   private readonly now: () => number;
@@ -78,16 +86,24 @@ export class ReadCache {
 
   /** A write was acknowledged: the copies of its agent's reads (handle) and the global ones go; null: all go. */
   wrote(handle: string | null): void {
-    if (this.copies.size === 0) return;
-    if (handle === null) return this.clear();
+    if (handle === null) {
+      this.epoch++;
+      return this.clear();
+    }
     this.bump(scopeName(handle));
     this.bump(GLOBAL);
+  }
+
+  /** The writes a read of `path` beginning now has seen. */
+  seenBy(path: string): Seen {
+    const scope = scopeOf(path);
+    return { scope, generation: this.generationOf(scope), epoch: this.epoch };
   }
 
   get(key: string): Copy | null {
     const copy = this.copies.get(key);
     if (!copy) return null;
-    if (copy.expiresAt <= this.now() || copy.generation !== this.generationOf(copy.scope)) {
+    if (copy.expiresAt <= this.now() || !this.current(copy.seen)) {
       this.drop(copy);
       return null;
     }
@@ -95,13 +111,15 @@ export class ReadCache {
     return copy;
   }
 
-    /** Keeps a copy of a 200 for as long as its Cache-Control lets a shared cache (null: not kept), and compresses it. */
-  put(key: string, path: string, headers: Copy['headers'], body: Buffer): Copy | null {
+    /**
+   * Keeps a copy of a 200 made by a read that began having `seen` these writes, for as long as its
+   * Cache-Control lets a shared cache (null: not kept), and compresses it.
+   */
+  put(key: string, seen: Seen, headers: Copy['headers'], body: Buffer): Copy | null {
     const maxAge = sharedMaxAgeS(headers['cache-control']);
-    if (maxAge === null || body.length > this.options.maxBytes / MAX_SHARE_OF_ONE) return null;
-    const scope = scopeOf(path);
+    if (maxAge === null || body.length > this.options.maxBytes / MAX_SHARE_OF_ONE || !this.current(seen)) return null;
     const copy: Copy = {
-      key, scope, generation: this.generationOf(scope), expiresAt: this.now() + maxAge * 1000, headers, body, encoded: {}, compressed: Promise.resolve(), bytes: body.length,
+      key, seen, expiresAt: this.now() + maxAge * 1000, headers, body, encoded: {}, compressed: Promise.resolve(), bytes: body.length,
     };
     const old = this.copies.get(key);
     if (old) this.drop(old);
@@ -145,6 +163,10 @@ export class ReadCache {
   private clear(): void {
     this.copies.clear();
     this.bytes = 0;
+  }
+
+  private current(seen: Seen): boolean {
+    return seen.epoch === this.epoch && seen.generation === this.generationOf(seen.scope);
   }
 
   private generationOf(scope: string): number {
@@ -215,7 +237,8 @@ function keyOf(request: FastifyRequest): string {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    readCopy?: 'keep' | 'sent';
+    /** Answered from a copy ('sent'), or to be kept as one, with the writes its read has seen. */
+    readCopy?: 'sent' | Seen;
   }
 }
 
@@ -228,7 +251,7 @@ export function readCacheHooks(cache: ReadCache): { answer: onRequestHookHandler
     if (request.method !== 'GET' || !cache.active()) return undefined;
     const copy = cache.get(keyOf(request));
     if (!copy) {
-      request.readCopy = 'keep';
+      request.readCopy = cache.seenBy(request.url);
       return undefined;
     }
     request.readCopy = 'sent';
@@ -237,7 +260,8 @@ export function readCacheHooks(cache: ReadCache): { answer: onRequestHookHandler
   // The answer that makes a copy is sent as its copies will be: turned into bytes once, and
   // compressed once, on the thread pool (then the compression plugin lets it pass).
   const keep = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    if (request.readCopy !== 'keep' || reply.statusCode !== 200) return payload;
+    const seen = request.readCopy;
+    if (seen === undefined || seen === 'sent' || reply.statusCode !== 200) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const headers: Copy['headers'] = {};
     for (const name of KEPT_HEADERS) {
@@ -245,7 +269,7 @@ export function readCacheHooks(cache: ReadCache): { answer: onRequestHookHandler
       if (typeof value === 'string') headers[name] = value;
     }
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const copy = cache.put(keyOf(request), request.url, headers, body);
+    const copy = cache.put(keyOf(request), seen, headers, body);
     if (!copy) return body;
     await copy.compressed;
     return encoded(request, reply, copy);

@@ -43,14 +43,14 @@ describe('read cache: what may be copied, for how long, of whom', () => {
     let now = 1_000;
     const cache = new ReadCache({ maxBytes: 4_000, busy: () => true, now: () => now });
     const body = (n: number) => Buffer.alloc(n, 'x');
-    cache.put('a', '/v1/agents/a', { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
+    cache.put('a', cache.seenBy('/v1/agents/a'), { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
     assert.ok(cache.get('a'));
     now += 5_000;
     assert.equal(cache.get('a'), null, 'expired at its max-age');
 
-    cache.put('a', '/v1/agents/a', { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
-    cache.put('b', '/v1/agents/b', { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
-    cache.put('g', '/v1/ledger', { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
+    cache.put('a', cache.seenBy('/v1/agents/a'), { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
+    cache.put('b', cache.seenBy('/v1/agents/b'), { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
+    cache.put('g', cache.seenBy('/v1/ledger'), { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(900));
     cache.wrote('a');
     assert.equal(cache.get('a'), null, 'the writer\'s reads go');
     assert.equal(cache.get('g'), null, 'the global reads go');
@@ -58,12 +58,28 @@ describe('read cache: what may be copied, for how long, of whom', () => {
     cache.wrote(null);
     assert.equal(cache.get('b'), null, 'a write without an agent drops all');
 
-    cache.put('big', '/x', { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(1_001));
+    cache.put('big', cache.seenBy('/x'), { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(1_001));
     assert.equal(cache.get('big'), null, 'an answer over a quarter of the bound is not kept');
-    for (let i = 0; i < 6; i++) cache.put(`k${i}`, '/x', { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(1_000));
+    for (let i = 0; i < 6; i++) cache.put(`k${i}`, cache.seenBy('/x'), { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' }, body(1_000));
     assert.equal(cache.get('k0'), null, 'the oldest went');
     assert.equal(cache.get('k1'), null);
     assert.ok(cache.get('k5'));
+  });
+
+  test('a read that began before a write makes no copy: what it rendered may predate the write', () => {
+    const cache = new ReadCache({ maxBytes: 1_000_000, busy: () => true });
+    const headers = { 'cache-control': 'public, max-age=5', 'content-type': 'image/png' };
+    const ofA = cache.seenBy('/v1/agents/a');
+    const global = cache.seenBy('/v1/ledger');
+    const ofB = cache.seenBy('/v1/agents/b');
+    cache.wrote('a');
+    assert.equal(cache.put('a', ofA, headers, Buffer.alloc(10)), null, 'the writer\'s read');
+    assert.equal(cache.put('g', global, headers, Buffer.alloc(10)), null, 'a global read');
+    assert.ok(cache.put('b', ofB, headers, Buffer.alloc(10)), 'another agent\'s read is as new as it was');
+    const later = cache.seenBy('/v1/agents/b');
+    cache.wrote(null);
+    assert.equal(cache.put('b2', later, headers, Buffer.alloc(10)), null, 'after a write without an agent, none');
+    assert.equal(cache.get('b'), null);
   });
 
   test('quiet, it copies nothing; turned off (0 MB), never', () => {
