@@ -289,3 +289,14 @@ export const fixed = (n: number, digits = 2) => n.toFixed(digits);
 
 /** Progress goes to stderr, so stdout carries only the report. */
 export const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+
+/** Waits until the global log holds every record, so its integrator is not part of what is measured next. */
+export async function logCaughtUp(server: ChildServer): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const doc = (await (await fetch(`${server.url}/v1/transparency`)).json()) as { counts: { records: number }; log: { tree_size: number } };
+    if (doc.log.tree_size >= doc.counts.records) return;
+    if (performance.now() - started > 5 * 60_000) throw new Error(`the log holds ${doc.log.tree_size} of ${doc.counts.records} records after 5 minutes`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}

@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type BenchDatabase } from './databases.ts';
 import { createAgents, DECISION } from './decision-load.ts';
-import { benchPath, fixed, integerFlag, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer } from './harness.ts';
+import { benchPath, fixed, integerFlag, logCaughtUp, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer } from './harness.ts';
 
 export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean; profile: string | null };
 
@@ -153,16 +153,6 @@ function usageText(u: Usage | null): string {
   return u ? `${fixed(u.cpuSeconds, 1)} s, loop ${fixed((100 * u.loopActiveMs) / Math.max(1, u.loopActiveMs + u.loopIdleMs), 0)} %` : '?';
 }
 
-/** Waits until the global log holds every record, so its integrator is not part of either phase. */
-async function logCaughtUp(server: ChildServer): Promise<void> {
-  const started = performance.now();
-  for (;;) {
-    const doc = (await (await fetch(`${server.url}/v1/transparency`)).json()) as { counts: { records: number }; log: { tree_size: number } };
-    if (doc.log.tree_size >= doc.counts.records) return;
-    if (performance.now() - started > 5 * 60_000) throw new Error(`the log holds ${doc.log.tree_size} of ${doc.counts.records} records after 5 minutes`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
 
 /** What the reader got: its answers by HTTP status, and the requests that got none. */
 type ReaderAnswers = { statusCodes: Record<string, number>; errors: number };

@@ -10,7 +10,7 @@ import { cpus, loadavg } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  benchPath, combineRounds, fixed, markdownTable, measureInRounds, progress, SETTLE_MS, startChild, warmUp,
+  benchPath, combineRounds, fixed, logCaughtUp, markdownTable, measureInRounds, progress, SETTLE_MS, startChild, warmUp,
   integerFlag, suiteFlags, UsageError, type ChildServer, type Figures, type LoadOptions, type Target,
 } from './harness.ts';
 import { median, medianInterval } from './stats.ts';
@@ -70,13 +70,15 @@ type WriteTarget = Target & { db: BenchDatabase | null; acked: Acknowledged; run
 type Row = { target: WriteTarget; figures: Figures; ratios: number[]; check: DurableCheck | null };
 
 
-// Write limit lifted so it never binds; the limiter still runs on every request.
+// Write (and, for --against's reads, read) limits lifted so they never bind; the limiters still run on every request.
 const serverEnv = (databaseUrl: string, extra: NodeJS.ProcessEnv = {}) =>
-  serviceEnv(databaseUrl, { LEDGER_LOG_LEVEL: LOG_LEVEL, LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_LIMIT), ...extra });
+  serviceEnv(databaseUrl, { LEDGER_LOG_LEVEL: LOG_LEVEL, LEDGER_WRITE_LIMIT_PER_MIN: String(WRITE_LIMIT), LEDGER_READ_LIMIT_PER_MIN: String(WRITE_LIMIT), ...extra });
 
 /** Everything started so far, so a failure half-way still kills every child and drops every database. */
 class Fleet {
   readonly targets: WriteTarget[] = [];
+  /** Per store, the unsigned service of this checkout and of --against's, each with one of its agents: what --against's reads compare. */
+  readonly readers = new Map<Kind, { own?: ReadTarget; against?: ReadTarget }>();
   private readonly servers: ChildServer[] = [];
   private readonly dbs: BenchDatabase[] = [];
 
@@ -158,6 +160,7 @@ async function startStore(fleet: Fleet, kind: Kind, o: WriteOptions): Promise<vo
   const unsignedAcked: Acknowledged = new Set();
   const unsigned = await fleet.start(`${name} POST /v1/decisions, unsigned`, './server-under-test.ts', serverEnv(unsignedDb.url),
     unsignedDb, unsignedWrites(unsignedAgents, unsignedAcked), unsignedAcked);
+  fleet.readers.set(kind, { own: readTarget(`${name} public reads`, unsigned.server, unsignedAgents[0]!.handle) });
   progress(`${name}: warming up the unsigned target`);
   const warm = await warmUp(unsigned, o, Math.max(1, o.warmup));
 
@@ -195,16 +198,46 @@ async function startAgainst(fleet: Fleet, kind: Kind, root: string, o: WriteOpti
   const module = pathToFileURL(join(root, 'bench', 'decision-load.ts')).href;
   const script = `const { createAgents } = await import(${JSON.stringify(module)});
     const agents = await createAgents(process.env.BENCH_DATABASE_URL, Number(process.env.BENCH_AGENTS));
-    process.stdout.write(JSON.stringify(agents.map((a) => ({ secret: a.secret }))));`;
+    process.stdout.write(JSON.stringify(agents.map((a) => ({ handle: a.handle, secret: a.secret }))));`;
   const created = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     cwd: root, env: { ...process.env, BENCH_DATABASE_URL: db.url, BENCH_AGENTS: String(o.agents) }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
   });
   if (created.status !== 0) throw new Error(`${root} could not create agents: ${created.stderr}`);
-  const agents = JSON.parse(created.stdout) as { secret: string }[];
+  const agents = JSON.parse(created.stdout) as { handle: string; secret: string }[];
   const acked: Acknowledged = new Set();
   const target = await fleet.start(againstLabel(kind), join(root, 'bench', 'server-under-test.ts'), serverEnv(db.url), db, unsignedWrites(agents, acked), acked);
+  const readers = fleet.readers.get(kind) ?? {};
+  fleet.readers.set(kind, { ...readers, against: readTarget(`${storeName(kind)} public reads, --against`, target.server, agents[0]!.handle) });
   progress(`${storeName(kind)}: warming up the --against target`);
   await warmUp(target, o);
+}
+
+type ReadTarget = Target;
+
+/** The public reads of one agent and of everyone, as a reader cycles over them: its profile, a chain page, a ledger page, the transparency document. */
+function readTarget(label: string, server: ChildServer, handle: string): ReadTarget {
+  const paths = [`/v1/agents/${handle}`, `/v1/agents/${handle}/chain?limit=100`, '/v1/ledger?limit=50', '/v1/transparency'];
+  return { label, server, requests: () => paths.map((path) => ({ method: 'GET', path })) };
+}
+
+/**
+ * --against, reads: after the writes, on the records they left, this checkout's public reads and
+ * the other's in interleaved rounds (4 connections, as the read suite), once both logs hold every
+ * record (their integrators idle, as in the read suite): req/s and p99, this / against.
+ */
+async function compareReads(fleet: Fleet, o: WriteOptions): Promise<string[]> {
+  if (!o.against) return [];
+  const lines = [`- public reads against ${o.against} (profile, chain page of 100, ledger page of 50, transparency; 4 connections; the records the writes left; rounds interleaved):`];
+  for (const [kind, { own, against }] of fleet.readers) {
+    if (!own || !against) continue;
+    progress(`${storeName(kind)}: waiting for both logs to hold every record written, then public reads, this checkout and --against in turns`);
+    await Promise.all([logCaughtUp(own.server), logCaughtUp(against.server)]);
+    const rounds = await measureInRounds([own, against], { ...o, connections: 4 });
+    const paired = ratiosByRound(rounds[0]!, rounds[1]!);
+    const p99 = rounds[0]!.flatMap((f, i) => (rounds[1]![i]!.p99 > 0 ? [f.p99 / rounds[1]![i]!.p99] : []));
+    lines.push(`  - ${storeName(kind)}, this / against: req/s ${overRounds(paired.ratios)}; p99 ${overRounds(p99)}`);
+  }
+  return lines;
 }
 
 /** This checkout's unsigned target over the --against one's, round by round: req/s and server CPU per write. */
@@ -438,6 +471,7 @@ export async function writeBench(o: WriteOptions): Promise<string> {
     await startStore(fleet, 'sqlite', o);
     if (skipped === null) await startStore(fleet, 'postgres', o);
     const rounds = await measureInRounds(fleet.targets, o);
+    const readLines = await compareReads(fleet, o);
     await fleet.stopAll();
 
     progress('checking every acknowledged record id against the databases');
@@ -449,7 +483,7 @@ export async function writeBench(o: WriteOptions): Promise<string> {
       if (target.db && !durability.has(target.db.kind)) durability.set(target.db.kind, await target.db.durability());
       rows.push({ target, figures: combineRounds(rounds[i]!), ratios, check });
     }
-    return report(o, rows, rounds, durability, skipped, load);
+    return report(o, rows, rounds, durability, skipped, load) + (readLines.length > 0 ? `\n${readLines.join('\n')}\n` : '');
   } finally {
     await fleet.stopAll();
     await fleet.removeDatabases();
