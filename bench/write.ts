@@ -78,7 +78,7 @@ const serverEnv = (databaseUrl: string, extra: NodeJS.ProcessEnv = {}) =>
 class Fleet {
   readonly targets: WriteTarget[] = [];
   /** Per store, the unsigned service of this checkout and of --against's, each with one of its agents: what --against's reads compare. */
-  readonly readers = new Map<Kind, { own?: ReadTarget; against?: ReadTarget }>();
+  readonly readers = new Map<Kind, { own?: Target; against?: Target }>();
   private readonly servers: ChildServer[] = [];
   private readonly dbs: BenchDatabase[] = [];
 
@@ -212,10 +212,8 @@ async function startAgainst(fleet: Fleet, kind: Kind, root: string, o: WriteOpti
   await warmUp(target, o);
 }
 
-type ReadTarget = Target;
-
 /** The public reads of one agent and of everyone, as a reader cycles over them: its profile, a chain page, a ledger page, the transparency document. */
-function readTarget(label: string, server: ChildServer, handle: string): ReadTarget {
+function readTarget(label: string, server: ChildServer, handle: string): Target {
   const paths = [`/v1/agents/${handle}`, `/v1/agents/${handle}/chain?limit=100`, '/v1/ledger?limit=50', '/v1/transparency'];
   return { label, server, requests: () => paths.map((path) => ({ method: 'GET', path })) };
 }

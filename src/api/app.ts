@@ -151,10 +151,13 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
     return sendError(request, reply, errors.serviceUnavailable('the service is shutting down; retry shortly'));
   });
   // An agent reads what it wrote: its write's acknowledgement drops the cache's copies of its reads.
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!READ_METHODS.has(request.method) && reply.statusCode < 300) cache.wrote(request.holder?.agent.handle ?? null);
-    return payload;
-  });
+  // Only with the cache on: otherwise the write path runs no hook for it.
+  if (config.readBounds.cacheBytes > 0) {
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (!READ_METHODS.has(request.method) && reply.statusCode < 300) cache.wrote(request.holder?.agent.handle ?? null);
+      return payload;
+    });
+  }
   metrics?.connect({ store, queueDepth: () => decisions.queueDepth, redis });
   if (metrics && config.metrics.port === null) metricsRoute(app, metrics);
 

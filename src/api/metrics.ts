@@ -151,7 +151,7 @@ export class Metrics {
     });
   }
 
-  /** The read gate's bounds, its load at each scrape, and the reads it refused (read-gate.ts). */
+  /** The read cache's answers from copies, the copies it made, and their bytes now (read-cache.ts). */
   watchReadCache(cache: ReadCache): void {
     const registers = [this.registry];
     new Counter({
@@ -170,6 +170,7 @@ export class Metrics {
     });
   }
 
+  /** The read gate's bounds, its load at each scrape, and the reads it refused (read-gate.ts). */
   watchReadGate(gate: ReadGate): void {
     const registers = [this.registry];
     new Gauge({

@@ -32,7 +32,7 @@ export async function installPublicHttp(app: App, options: ReadLimits & { cache:
   app.addHook('onRequest', async (_request, reply) => {
     openToAnyOrigin(reply);
   });
-  const cacheHooks = readCacheHooks(options.cache);
+  const cacheHooks = readCacheHooks(options.cache, { types: COMPRESSIBLE, minBytes: COMPRESS_THRESHOLD });
   installReadLimits(app, { ...options, beforeGate: cacheHooks.answer });
   // Order matters: the ETag is taken over the uncompressed body, before compression runs; the
   // cache keeps the body with its ETag, and compresses its copy itself.

@@ -11,14 +11,13 @@
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import { pickEncoding } from '../site/api-reference.ts';
 
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
 
 /** Response headers a copy carries; the rest (Request-Id, RateLimit-*, CORS, Date) are each answer's own. */
 const KEPT_HEADERS = ['content-type', 'cache-control', 'etag', 'link', 'content-disposition', 'content-security-policy', 'referrer-policy'] as const;
-
-type Encoding = 'br' | 'gzip';
 
 /**
  * Which writes a read has seen: its scope's generation and the cache's epoch when the read began. A
@@ -33,7 +32,7 @@ export type Copy = {
   expiresAt: number;
   headers: Partial<Record<(typeof KEPT_HEADERS)[number], string>>;
   body: Buffer;
-  encoded: Partial<Record<Encoding, Buffer>>;
+  encoded: { br?: Buffer; gzip?: Buffer };
   /** Settles once `encoded` holds what compressing gave (nothing for a body not worth it). */
   compressed: Promise<void>;
   bytes: number;
@@ -111,11 +110,11 @@ export class ReadCache {
     return copy;
   }
 
-    /**
+  /**
    * Keeps a copy of a 200 made by a read that began having `seen` these writes, for as long as its
-   * Cache-Control lets a shared cache (null: not kept), and compresses it.
+   * Cache-Control lets a shared cache (null: not kept), and compresses it when `compress`.
    */
-  put(key: string, seen: Seen, headers: Copy['headers'], body: Buffer): Copy | null {
+  put(key: string, seen: Seen, headers: Copy['headers'], body: Buffer, compress = false): Copy | null {
     const maxAge = sharedMaxAgeS(headers['cache-control']);
     if (maxAge === null || body.length > this.options.maxBytes / MAX_SHARE_OF_ONE || !this.current(seen)) return null;
     const copy: Copy = {
@@ -127,12 +126,11 @@ export class ReadCache {
     this.bytes += copy.bytes;
     this.counts.stored++;
     this.evict();
-    copy.compressed = this.compress(copy);
+    if (compress) copy.compressed = this.compress(copy);
     return copy;
   }
 
   private async compress(copy: Copy): Promise<void> {
-    if (!isCompressible(copy.headers['content-type']) || copy.bytes < 1024) return;
     const [br, gz] = await Promise.all([
       brotli(copy.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_SIZE_HINT]: copy.bytes } }).catch(() => null),
       gzipped(copy.body).catch(() => null),
@@ -209,25 +207,13 @@ function decodeSafely(segment: string): string {
   }
 }
 
-const isCompressible = (contentType: string | undefined) => /^text\/|\/(?:x-nd)?json(?:;|$)|\+json(?:;|$)|^image\/svg\+xml/.test(contentType ?? '');
-
-/** The encoding to send a copy in: the first of br, gzip the request accepts (q > 0) that the copy has. */
-function encodingFor(request: FastifyRequest, copy: Copy): { encoding: Encoding; bytes: Buffer } | null {
-  const header = String(request.headers['accept-encoding'] ?? '').toLowerCase();
-  const accepted = new Set(header.split(',').map((part) => part.trim()).filter((part) => !/;\s*q=0(?:\.0*)?$/.test(part)).map((part) => part.split(';')[0]!.trim()));
-  for (const encoding of ['br', 'gzip'] as const) {
-    const bytes = copy.encoded[encoding];
-    if (bytes && (accepted.has(encoding) || accepted.has('*'))) return { encoding, bytes };
-  }
-  return null;
-}
-
-/** The copy's body in the encoding the request takes best, with the headers that say so. */
+/** The copy's body in the encoding the request takes best (api-reference.ts's choice), with the headers that say so. */
 function encoded(request: FastifyRequest, reply: FastifyReply, copy: Copy): Buffer {
-  const chosen = encodingFor(request, copy);
-  if (!chosen) return copy.body;
-  reply.header('content-encoding', chosen.encoding).header('vary', 'accept-encoding');
-  return chosen.bytes;
+  const encoding = pickEncoding(request.headers['accept-encoding']);
+  const bytes = encoding === 'identity' ? undefined : copy.encoded[encoding];
+  if (!bytes) return copy.body;
+  reply.header('content-encoding', encoding).header('vary', 'accept-encoding');
+  return bytes;
 }
 
 /** What varies a public read's answer: its URL and what the request accepts. */
@@ -242,11 +228,14 @@ declare module 'fastify' {
   }
 }
 
+/** Which answers are worth compressing: those the context's compression would compress. */
+export type Compressible = { types: RegExp; minBytes: number };
+
 /**
  * The hooks of a plugin context's public reads: `answer` (an onRequest hook, after the rate limit,
  * before the read gate: a copy takes no turn) and `keep` (an onSend hook, after the ETag is set).
  */
-export function readCacheHooks(cache: ReadCache): { answer: onRequestHookHandler; keep: onSendHookHandler } {
+export function readCacheHooks(cache: ReadCache, compressible: Compressible): { answer: onRequestHookHandler; keep: onSendHookHandler } {
   const answer = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (request.method !== 'GET' || !cache.active()) return undefined;
     const copy = cache.get(keyOf(request));
@@ -269,7 +258,8 @@ export function readCacheHooks(cache: ReadCache): { answer: onRequestHookHandler
       if (typeof value === 'string') headers[name] = value;
     }
     const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const copy = cache.put(keyOf(request), seen, headers, body);
+    const compress = compressible.types.test(headers['content-type'] ?? '') && body.length >= compressible.minBytes;
+    const copy = cache.put(keyOf(request), seen, headers, body, compress);
     if (!copy) return body;
     await copy.compressed;
     return encoded(request, reply, copy);

@@ -39,15 +39,15 @@ export class SyncWorker {
   private readonly intervalMs: number;
 
   constructor(private readonly connections: BrokerConnections, intervalS: number, log: BrokerLog) {
-    const intervalMs = (this.intervalMs = intervalS * 1000);
+    this.intervalMs = intervalS * 1000;
     this.loop = new JobLoop({
       turn: async () => {
         await this.syncAll();
-        return intervalMs;
+        return this.intervalMs;
       },
       failed: (err) => {
         log('error', 'broker sync round failed', { error: err.message });
-        return intervalMs;
+        return this.intervalMs;
       },
     });
   }

@@ -203,8 +203,8 @@ await forEachStore('the read cache', (kind) => {
     const leaveOther = await hold(t.gate, '192.0.2.1');
     try {
       const stored = t.cache.counts.stored;
-      for (const url of [`/v1/export?agent=${alice.handle}`, '/v1/agents/nobody-here', `/v1/agents/${alice.handle}/chain?limit=0`]) {
-        assert.notEqual((await get(t, url)).statusCode, 0);
+      for (const [url, status] of [[`/v1/export?agent=${alice.handle}`, 200], ['/v1/agents/nobody-here', 404], [`/v1/agents/${alice.handle}/chain?limit=0`, 400]] as const) {
+        assert.equal((await get(t, url)).statusCode, status, url);
       }
       assert.equal((await t.app.inject({ method: 'HEAD', url: `/v1/agents/${bob.handle}` })).statusCode, 200);
       assert.equal(t.cache.counts.stored, stored);
