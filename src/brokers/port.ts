@@ -112,6 +112,10 @@ export interface BrokerStore {
   findConnectionByState(stateHash: string): Promise<BrokerConnection | null>;
   /** An agent's connections, or every connection when agentId is omitted; oldest first. */
   listConnections(agentId?: string): Promise<BrokerConnection[]>;
+  /**
+   * Applies the patch, unless the connection is disconnected: that is final, so a sync or a
+   * re-seal that was under way when the owner disconnected cannot bring it (or its credentials) back.
+   */
   updateConnection(id: string, patch: ConnectionPatch, at: string): Promise<void>;
 
   findUser(agentId: string, kind: BrokerKind): Promise<BrokerUser | null>;

@@ -35,6 +35,13 @@ await forEachStore('broker connections API', (kind) => {
     ];
   };
 
+  /** A new Alpaca connection of the agent's, by the scenario's first key; answers its id. */
+  const connect = async (agent: { secret: string }): Promise<string> => {
+    const res = await t.app.inject(endpoints()[0]!.request(`Bearer ${agent.secret}`, ''));
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id;
+  };
+
   before(async () => {
     alpaca = await startAlpacaSim();
     snap = await startSnapTradeSim();
@@ -44,9 +51,7 @@ await forEachStore('broker connections API', (kind) => {
       LEDGER_ALPACA_TRADING_URL: alpaca.url, LEDGER_SNAPTRADE_URL: snap.url, LEDGER_SNAPTRADE_CLIENT_ID: p.clientId, LEDGER_SNAPTRADE_CONSUMER_KEY: p.consumerKey,
     }, new Date().toISOString());
     owner = await t.agent();
-    const res = await t.app.inject(endpoints()[0]!.request(`Bearer ${owner.secret}`, ''));
-    assert.equal(res.statusCode, 201, res.body);
-    connectionId = res.json().id;
+    connectionId = await connect(owner);
   });
   after(async () => {
     await t?.close();
@@ -60,7 +65,9 @@ await forEachStore('broker connections API', (kind) => {
     for (const ep of [0, 1, 2, 3, 4, 5]) {
       test(`endpoint ${ep}: no key, bad key, revoked key, paused agent, missing scope`, async () => {
         const e = endpoints()[ep]!;
-        const call = (auth: string | null) => t.app.inject(e.request(auth, connectionId));
+        // Disconnecting is final, so that endpoint is tried on a connection of its own.
+        const id = e.name.endsWith('/disconnect') ? await connect(owner) : connectionId;
+        const call = (auth: string | null) => t.app.inject(e.request(auth, id));
         assertError(await call(null), 401, 'missing_api_key');
         assertError(await call(`Bearer dl_live_${'x'.repeat(32)}`), 401, 'invalid_api_key');
         const issued = await t.operators.issueKey(owner.handle);
@@ -175,5 +182,27 @@ await forEachStore('broker connections API', (kind) => {
     assert.equal((await store.brokers.findConnection(connectionId))?.credentials, null);
     assert.equal((await store.countRecords(owner.agentId)).byType.execution, before);
     assertError(await t.app.inject({ method: 'POST', url: `/v1/brokers/${connectionId}/sync`, headers: h(`Bearer ${owner.secret}`) }), 400, 'invalid_request');
+  });
+
+  test('a sync under way when the owner disconnects cannot bring the connection back', async () => {
+    const id = await connect(owner);
+    await t.brokers.drain();
+    const held = alpaca.hold();
+    const answered = alpaca.requests.length;
+    try {
+      const res = await t.app.inject({ method: 'POST', url: `/v1/brokers/${id}/sync`, headers: h(`Bearer ${owner.secret}`) });
+      assert.equal(res.statusCode, 202, res.body);
+      await held.arrived;
+      const off = await t.app.inject({ method: 'POST', url: `/v1/brokers/${id}/disconnect`, headers: h(`Bearer ${owner.secret}`) });
+      assert.equal(off.statusCode, 200, off.body);
+      assert.equal(alpaca.requests.length, answered, 'the sync is still waiting on Alpaca');
+    } finally {
+      held.release();
+    }
+    await t.brokers.drain();
+    const shown = await t.app.inject({ method: 'GET', url: `/v1/brokers/${id}`, headers: h(`Bearer ${owner.secret}`) });
+    assert.equal(shown.json().status, 'disconnected', shown.body);
+    assert.equal(shown.json().progress, null, shown.body);
+    assert.equal((await store.brokers.findConnection(id))?.credentials, null);
   });
 });

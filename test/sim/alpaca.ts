@@ -105,6 +105,8 @@ export type AlpacaSim = {
   scenario: AlpacaScenario;
   requests: LoggedRequest[];
   revoke(): void;
+  /** Holds every answer from now on until released (a broker that is slow mid-sync); `arrived` resolves once a request is waiting. */
+  hold(): { arrived: Promise<void>; release(): void };
   close(): Promise<void>;
 };
 
@@ -505,6 +507,7 @@ export async function startAlpacaSim(options: { scenario?: AlpacaScenario; port?
   const scenario = options.scenario ?? dayOfFills();
   const requests: LoggedRequest[] = [];
   let revoked = false;
+  let held: { answers: Promise<void>; arrive(): void } | null = null;
   let windowStart = Date.now();
   let windowCount = 0;
 
@@ -545,7 +548,11 @@ export async function startAlpacaSim(options: { scenario?: AlpacaScenario; port?
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     req.resume();
-    req.on('end', () => {
+    req.on('end', async () => {
+      if (held) {
+        held.arrive();
+        await held.answers;
+      }
       const url = new URL(req.url ?? '/', 'http://sim');
       const n = requests.length + 1;
       const a = answer(req, n, url.pathname, url.searchParams);
@@ -566,6 +573,21 @@ export async function startAlpacaSim(options: { scenario?: AlpacaScenario; port?
     requests,
     revoke: () => {
       revoked = true;
+    },
+    hold: () => {
+      let release = (): void => {};
+      let arrive = (): void => {};
+      const arrived = new Promise<void>((resolve) => {
+        arrive = resolve;
+      });
+      const answers = new Promise<void>((resolve) => {
+        release = () => {
+          held = null;
+          resolve();
+        };
+      });
+      held = { answers, arrive };
+      return { arrived, release };
     },
     close: () => new Promise<void>((resolve, reject) => {
       server.closeAllConnections();

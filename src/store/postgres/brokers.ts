@@ -48,7 +48,7 @@ export class PostgresBrokerStore implements BrokerStore {
 
   async updateConnection(id: string, patch: ConnectionPatch, at: string): Promise<void> {
     const columns = patchColumns(patch, at);
-    await this.q(`UPDATE broker_connections SET ${columns.map(([c], i) => `${c} = $${i + 1}`).join(', ')} WHERE id = $${columns.length + 1}`,
+    await this.q(`UPDATE broker_connections SET ${columns.map(([c], i) => `${c} = $${i + 1}`).join(', ')} WHERE id = $${columns.length + 1} AND status <> 'disconnected'`,
       [...columns.map(([, v]) => v), id]);
   }
 

@@ -59,7 +59,7 @@ export class SqliteBrokerStore implements BrokerStore {
 
   async updateConnection(id: string, patch: ConnectionPatch, at: string): Promise<void> {
     const columns = patchColumns(patch, at);
-    this.db.prepare(`UPDATE broker_connections SET ${columns.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ?`)
+    this.db.prepare(`UPDATE broker_connections SET ${columns.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ? AND status <> 'disconnected'`)
       .run(...columns.map(([, v]) => v), id);
   }
 
