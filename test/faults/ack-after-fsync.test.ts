@@ -1,9 +1,9 @@
 // "A 201 means durable", observed from outside the process: the real service runs under strace
 // while a burst of concurrent writes comes in, each decision carrying a marker of its own. From
 // the trace, for every 201:
-//   - SQLite: the transaction that wrote the record to the WAL (the run of WAL writes holding its
-//     marker) ended, then an fsync/fdatasync of the WAL started and ended, and only then did the
-//     response's first bytes go out on the client's socket;
+//   - SQLite: the transaction that wrote the record to the WAL (from the first WAL write holding
+//     its marker to that transaction's commit frame) ended, then an fsync/fdatasync of the WAL
+//     started and ended, and only then did the response's first bytes go out on the client's socket;
 //   - PostgreSQL: the record went out on a connection to PostgreSQL, then PostgreSQL's answer to
 //     that connection's COMMIT (CommandComplete "COMMIT") was read, and only then did the
 //     response's first bytes go out.
@@ -23,7 +23,7 @@ import { postDecision, summary, uniqueKey, type LoadAgent, type Outcome } from '
 import { skipUnlessAble } from '../support/own-servers.ts';
 import { freePort } from '../support/ports.ts';
 import { dropPostgresSchema, freshPostgresUrl, skipUnless } from '../support/services.ts';
-import { parseTrace, stopTraced, straceWrapper, tracedPid, type Syscall } from '../support/strace.ts';
+import { parseTrace, stopTraced, straceWrapper, tracedPid, walCommitEnd, type Syscall } from '../support/strace.ts';
 
 const skip = skipUnlessAble('strace');
 const pgSkip = skip || await skipUnless('postgres');
@@ -107,11 +107,7 @@ describe('a 201 leaves the socket only after the record is durable, seen by stra
     for (const w of acknowledgedWrites) {
       const first = walWrites.find((c) => c.args.includes(w.marker));
       assert.ok(first, `the WAL write of ${w.id} (${w.marker}) is in the trace`);
-      // The transaction's frames: that thread's calls from this write on, while they are WAL writes.
-      const byThread = calls.filter((c) => c.pid === first.pid && c.start >= first.start);
-      const next = byThread.findIndex((c) => !(isWal(c) && WRITE_CALLS.has(c.name)));
-      const frames = next === -1 ? byThread : byThread.slice(0, next);
-      const committed = Math.max(...frames.map((c) => c.end));
+      const committed = walCommitEnd(calls, first);
       const response = responseStart(calls, port, w.id!);
       const sync = walSyncs.find((c) => c.start >= committed && c.end <= response.start && c.result === 0);
       assert.ok(sync, `${w.id}: a WAL fsync between its commit (ended ${committed.toFixed(6)}) and its response (${response.start.toFixed(6)}); ` +

@@ -99,3 +99,41 @@ function parseCall(pid: number, start: number, text: string): Syscall | null {
   if (!fd) return null;
   return { pid, name, fd: Number(fd[1]), target: fd[2]!, args, result: Number(end[1]), start, end: start + Number(end[2]) };
 }
+
+/** The bytes of a call's first quoted argument (a write's buffer), decoded from strace's C escapes. */
+export function bufferOf(call: Syscall): Buffer {
+  const open = call.args.indexOf('"');
+  const bytes: number[] = [];
+  const named: Record<string, number> = { n: 10, r: 13, t: 9, v: 11, f: 12, '"': 34, '\\': 92 };
+  for (let i = open + 1; i < call.args.length && call.args[i] !== '"'; i++) {
+    const c = call.args[i]!;
+    if (c !== '\\') {
+      bytes.push(c.charCodeAt(0));
+      continue;
+    }
+    const octal = /^[0-7]{1,3}/.exec(call.args.slice(i + 1, i + 4));
+    if (octal) {
+      bytes.push(parseInt(octal[0], 8));
+      i += octal[0].length;
+    } else {
+      bytes.push(named[call.args[i + 1]!] ?? call.args.charCodeAt(i + 1));
+      i++;
+    }
+  }
+  return Buffer.from(bytes);
+}
+
+/**
+ * When the SQLite WAL transaction that wrote `page` (a frame's page) committed: the end of the
+ * write of its commit frame's page. SQLite writes each frame as a 24-byte header (the page number, then the database's
+ * size in pages on a transaction's last frame and 0 on the others) followed by the page, one thread
+ * writing the whole transaction.
+ */
+export function walCommitEnd(calls: Syscall[], page: Syscall): number {
+  const writes = calls.filter((c) => c.pid === page.pid && c.target === page.target && c.name === page.name);
+  const header = writes.indexOf(page) - 1; // the page's own frame may be the commit frame
+  const commitHeader = writes.findIndex((c, i) => i >= header && c.result === 24 && bufferOf(c).readUInt32BE(4) !== 0);
+  const commitPage = writes[commitHeader + 1];
+  if (header < 0 || commitHeader < 0 || !commitPage) throw new Error(`no commit frame after the WAL write at ${page.start}`);
+  return commitPage.end;
+}
