@@ -63,9 +63,14 @@ export async function siteFixture(store: LedgerStore): Promise<SiteFixture> {
 async function build(store: LedgerStore, sim: AlpacaSim, built: (l: LedgerApp) => void): Promise<SiteFixture> {
   const { key } = await testLogKey();
   const clock = new TestClock(Date.parse('2026-03-13T13:00:00.000Z'));
+  // Every reader here is one address: the browser suites load three pages at once (each with its
+  // badge and data reads) beside their link checks, under a full test run's load. The read limits
+  // have their own tests (test/public/); here they hold that many reads at once, and a read that
+  // queues waits instead of being refused.
   const config = loadConfig({
     LEDGER_DATABASE_URL: 'sqlite::memory:', LEDGER_MASTER_KEY: randomBytes(32).toString('base64'), LEDGER_SYNC_INTERVAL_S: '0',
-    LEDGER_ALPACA_TRADING_URL: sim.url, LEDGER_READ_LIMIT_PER_MIN: '1000000',
+    LEDGER_ALPACA_TRADING_URL: sim.url, LEDGER_READ_LIMIT_PER_MIN: '1000000', LEDGER_READ_QUEUE_WAIT_MS: '60000',
+    LEDGER_READ_CONCURRENCY: '16', LEDGER_READ_CONCURRENCY_PER_CLIENT: '16',
   });
   const ledger = await buildApp(compose({ store, config, clock, checkSignature: signatureChecker(store), logVkey: key.vkey }));
   built(ledger);
