@@ -8,7 +8,9 @@ import { agentFromRow, RECORD_COLUMNS, type Row } from './rows.ts';
  * The ledger page query: newest first by sort key, only the filters that are set (so each
  * combination is one plain indexed query), LIMIT last. `placeholder` yields `?` or `$n`. With
  * `maxBytes`, the content sizes come first, as in boundedChainSql, and only the records whose
- * running total of content before them is under the budget are read.
+ * running total of content before them is under the budget are read. CROSS JOIN keeps the page
+ * (at most `limit` ids) the outer loop in SQLite: joined plainly, its planner scanned every record
+ * in sort-key order to skip a sort of the page's few rows (21 ms a page at 20,000 records, not 0.7).
  */
 export function ledgerSql(
   q: LedgerQuery,
@@ -35,8 +37,8 @@ export function ledgerSql(
   params.push(q.maxBytes);
   const sql = `WITH sizes AS (SELECT r.id, r.sort_key, octet_length(r.content) AS bytes ${filtered} ORDER BY r.sort_key DESC LIMIT ${limit}),
     page AS (SELECT id, sum(bytes) OVER (ORDER BY sort_key DESC ROWS UNBOUNDED PRECEDING) - bytes AS before FROM sizes)
-    SELECT ${RECORD_COLUMNS} FROM page p JOIN records r ON r.id = p.id JOIN agents a ON a.id = r.agent_id
-    WHERE p.before < ${maxBytes} ORDER BY r.sort_key DESC`;
+    SELECT ${RECORD_COLUMNS} FROM page p CROSS JOIN records r JOIN agents a ON a.id = r.agent_id
+    WHERE r.id = p.id AND p.before < ${maxBytes} ORDER BY r.sort_key DESC`;
   return { sql, params };
 }
 
@@ -50,8 +52,8 @@ export function boundedChainSql(p: () => string): string {
   return `WITH sizes AS (SELECT id, chain_seq, octet_length(content) AS bytes FROM records
       WHERE agent_id = ${p()} AND chain_seq > ${p()} ORDER BY chain_seq LIMIT ${p()}),
     page AS (SELECT id, sum(bytes) OVER (ORDER BY chain_seq ROWS UNBOUNDED PRECEDING) - bytes AS before FROM sizes)
-    SELECT ${RECORD_COLUMNS} FROM page p JOIN records r ON r.id = p.id JOIN agents a ON a.id = r.agent_id
-    WHERE p.before < ${p()} ORDER BY r.chain_seq`;
+    SELECT ${RECORD_COLUMNS} FROM page p CROSS JOIN records r JOIN agents a ON a.id = r.agent_id
+    WHERE r.id = p.id AND p.before < ${p()} ORDER BY r.chain_seq`;
 }
 
 /** An agents row with `head_seq`, `head_hash`, `head_recorded_at` from chain_heads. */
