@@ -125,15 +125,16 @@ export function bufferOf(call: Syscall): Buffer {
 
 /**
  * When the SQLite WAL transaction that wrote `page` (a frame's page) committed: the end of the
- * write of its commit frame's page. SQLite writes each frame as a 24-byte header (the page number, then the database's
- * size in pages on a transaction's last frame and 0 on the others) followed by the page, one thread
- * writing the whole transaction.
+ * write of its commit frame's page. SQLite writes each frame as a 24-byte header (the page number,
+ * then the database's size in pages on a transaction's last frame and 0 on the others) followed by
+ * the page, one thread writing the whole transaction.
  */
 export function walCommitEnd(calls: Syscall[], page: Syscall): number {
   const writes = calls.filter((c) => c.pid === page.pid && c.target === page.target && c.name === page.name);
   const header = writes.indexOf(page) - 1; // the page's own frame may be the commit frame
+  if (header < 0) throw new Error(`the WAL write at ${page.start} has no frame header before it`);
   const commitHeader = writes.findIndex((c, i) => i >= header && c.result === 24 && bufferOf(c).readUInt32BE(4) !== 0);
   const commitPage = writes[commitHeader + 1];
-  if (header < 0 || commitHeader < 0 || !commitPage) throw new Error(`no commit frame after the WAL write at ${page.start}`);
+  if (commitHeader < 0 || !commitPage) throw new Error(`no commit frame after the WAL write at ${page.start}`);
   return commitPage.end;
 }
