@@ -3,6 +3,9 @@
 //
 //   bin -> cli -> server -> compose -> api -> ledger -> store -> domain -> core
 //
+// The read threads (src/read-threads.ts, src/read-thread.ts) are the server's: each composes and
+// builds the app on a thread of its own.
+//
 // The wings (src/log, src/anchor, ...) sit between api and ledger: they may use ledger, store and
 // core, and api, server and cli may use them. src/config.ts and src/runtime/ are plumbing any
 // layer may use; they import nothing of the project. src/index.ts is the package's entry, on
@@ -192,9 +195,9 @@ module.exports = {
       from: { path: '^src/(config\\.ts$|runtime/)' },
       to: { path: PROJECT, pathNot: '^src/(config\\.ts$|runtime/)' },
     },
-    downward('domain-below-store', '^src/domain/', '^src/(store|ledger|api/|(server|compose)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
+    downward('domain-below-store', '^src/domain/', '^src/(store|ledger|api/|(server|compose|read-threads?)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/domain (the types every layer speaks) imports only core.'),
-    downward('store-below-ledger', '^src/store/', '^src/(ledger|api/|(server|compose)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
+    downward('store-below-ledger', '^src/store/', '^src/(ledger|api/|(server|compose|read-threads?)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/store imports only store, domain, core, plumbing and the storage ports the wings declare.', WING_PORTS),
     {
       name: 'wing-ports-speak-domain',
@@ -203,15 +206,15 @@ module.exports = {
       from: { path: WING_PORTS },
       to: { path: PROJECT, pathNot: '^src/(domain|core)/' },
     },
-    downward('ledger-below-api', '^src/ledger/', '^src/(api/|(server|compose)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
+    downward('ledger-below-api', '^src/ledger/', '^src/(api/|(server|compose|read-threads?)\\.ts$|cli/|index\\.ts$)|' + WINGS + '|^bin/',
       'src/ledger (the use cases) imports only ledger, store, core and plumbing; not a wing.'),
-    downward('wings-below-api', WINGS, '^src/(api/|(server|compose)\\.ts$|cli/|index\\.ts$)|^bin/',
+    downward('wings-below-api', WINGS, '^src/(api/|(server|compose|read-threads?)\\.ts$|cli/|index\\.ts$)|^bin/',
       'A wing may use ledger, store and core, never api, server or cli.'),
-    downward('api-below-server', '^src/api/', '^src/((server|compose)\\.ts$|cli/|index\\.ts$)|^bin/',
+    downward('api-below-server', '^src/api/', '^src/((server|compose|read-threads?)\\.ts$|cli/|index\\.ts$)|^bin/',
       'src/api may use wings, ledger, store and core, not the server or cli.'),
-    downward('compose-below-server', '^src/compose\\.ts$', '^src/(server\\.ts$|cli/|index\\.ts$)|^bin/',
+    downward('compose-below-server', '^src/compose\\.ts$', '^src/((server|read-threads?)\\.ts$|cli/|index\\.ts$)|^bin/',
       'src/compose.ts builds every part of a serving process once (over api and below); the server starts it.'),
-    downward('server-below-cli', '^src/server\\.ts$', '^src/(cli|index\\.ts$)|^bin/',
+    downward('server-below-cli', '^src/(server|read-threads?)\\.ts$', '^src/(cli|index\\.ts$)|^bin/',
       'src/server.ts starts what src/compose.ts builds; the cli starts it.'),
     downward('cli-below-bin', '^src/cli/', '^src/index\\.ts$|^bin/',
       'src/cli may use everything in src but the package entry.'),

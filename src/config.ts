@@ -49,6 +49,10 @@ export type ReadBounds = {
   loopSharePercent: number;
   /** Bytes of answers the read cache keeps while reads queue (api/read-cache.ts); 0 (the default): no cache. */
   cacheBytes: number;
+  /** Worker threads that answer the admitted public reads (src/read-threads.ts); 0: the serving thread answers them. */
+  threads: number;
+  /** Each read thread's heap (V8 old generation), MiB. */
+  threadHeapMb: number;
 };
 
 export type MarketEnv = Record<string, string | undefined>;
@@ -150,6 +154,8 @@ function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
     poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),
     loopSharePercent: integer(env, 'LEDGER_READ_LOOP_SHARE', 50, 5, 100),
     cacheBytes: integer(env, 'LEDGER_READ_CACHE_MB', 0, 0, 4096) * 1024 * 1024,
+    threads: integer(env, 'LEDGER_READ_THREADS', 1, 0, 64),
+    threadHeapMb: integer(env, 'LEDGER_READ_THREAD_HEAP_MB', 256, 64, 16_384),
   };
 }
 

@@ -15,6 +15,7 @@ import { openReadReplica, openStore, redactUrl, type OpenOptions } from './store
 import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
 import { LogRelay } from './runtime/log-relay.ts';
+import { ReadThreads } from './read-threads.ts';
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
 async function openMigrated(databaseUrl: string, options: OpenOptions): Promise<LedgerStore> {
@@ -29,7 +30,9 @@ async function openMigrated(databaseUrl: string, options: OpenOptions): Promise<
   }
 }
 
-export async function startServer(config: Config): Promise<{ ledger: LedgerApp; store: LedgerStore; url: string; stop: () => Promise<void> }> {
+export type RunningServer = { ledger: LedgerApp; store: LedgerStore; url: string; readThreads: ReadThreads | null; stop: () => Promise<void> };
+
+export async function startServer(config: Config): Promise<RunningServer> {
   const market = selectMarketData(config.market);
   if (!market.ok) throw new ConfigError(market.error);
   const pools = { readPoolSize: config.readBounds.poolSize };
@@ -56,6 +59,9 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
   const parts = compose({
     store, config, checkSignature: signatureChecker(store, verifier.verify), readReplica, logVkey: logKey.vkey, witnessPolicy, log: relay,
   }, { market: market.market });
+  const readThreads = config.readBounds.threads > 0 && config.databaseUrl !== 'sqlite::memory:'
+    ? new ReadThreads({ threads: config.readBounds.threads, heapMb: config.readBounds.threadHeapMb, data: { config, logVkey: logKey.vkey }, log })
+    : null;
   // The vault's keyring is checked against the database before anything listens: a wrong, malformed
   // or missing key stops the start (one line), rather than failing the first connect or sync.
   await parts.keyring().catch(async (err) => {
@@ -64,9 +70,14 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await store.close();
     throw err instanceof KeyringError ? new ConfigError(err.message) : new Error(`cannot check the master key against the database: ${(err as Error).message}`);
   });
-  const ledger = await buildApp(parts, { logger: loggerOptions(config.logLevel) });
+  await readThreads?.start();
+  if (readThreads) log('info', `public reads answered by ${readThreads.ready} of ${config.readBounds.threads} read threads`);
+  const ledger = await buildApp({ ...parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
-  const url = await ledger.app.listen({ port: config.port, host: config.host });
+  const url = await ledger.app.listen({ port: config.port, host: config.host }).catch(async (err: unknown) => {
+    await readThreads?.close();
+    throw err;
+  });
   buildDocuments(ledger, log);
   const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
   if (metrics) log('info', `metrics on ${metrics.url}`);
@@ -85,6 +96,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await parts.pricing.stop();
     await parts.directoryJob.stop();
     await ledger.close();
+    await readThreads?.close();
     await webhooks.stop();
     await metrics?.close();
     await anchoring.stop();
@@ -94,7 +106,7 @@ export async function startServer(config: Config): Promise<{ ledger: LedgerApp; 
     await readReplica?.close();
     await store.close();
   })());
-  return { ledger, store, url, stop };
+  return { ledger, store, url, readThreads, stop };
 }
 
 /**

@@ -42,6 +42,12 @@ test('every variable is read', () => {
   assert.equal(loadConfig({ LEDGER_REDIS_URL: 'rediss://cache:6380' }).redisUrl, 'rediss://cache:6380');
 });
 
+test('read threads: one of 256 MiB by default, none on request (docs/operations.md, "Bounds on public reads")', () => {
+  assert.deepEqual([loadConfig({}).readBounds.threads, loadConfig({}).readBounds.threadHeapMb], [1, 256]);
+  const c = loadConfig({ LEDGER_READ_THREADS: '0', LEDGER_READ_THREAD_HEAP_MB: '512' });
+  assert.deepEqual([c.readBounds.threads, c.readBounds.threadHeapMb], [0, 512]);
+});
+
 test('empty values mean unset', () => {
   const c = loadConfig({ PORT: '', LEDGER_ADMIN_TOKEN: '', LEDGER_REDIS_URL: '', LEDGER_WRITE_LIMIT_PER_MIN: '' });
   assert.equal(c.port, 8080);
@@ -67,6 +73,10 @@ const bad: [Record<string, string>, RegExp][] = [
   [{ LEDGER_WRITE_LIMIT_PER_MIN: '0' }, /^LEDGER_WRITE_LIMIT_PER_MIN /],
   [{ LEDGER_WRITE_LIMIT_PER_MIN: 'ten' }, /^LEDGER_WRITE_LIMIT_PER_MIN /],
   [{ LEDGER_WRITE_LIMIT_PER_MIN: '1e3' }, /^LEDGER_WRITE_LIMIT_PER_MIN /],
+  [{ LEDGER_READ_THREADS: '-1' }, /^LEDGER_READ_THREADS /],
+  [{ LEDGER_READ_THREADS: '65' }, /^LEDGER_READ_THREADS /],
+  [{ LEDGER_READ_THREAD_HEAP_MB: '63' }, /^LEDGER_READ_THREAD_HEAP_MB /],
+  [{ LEDGER_READ_THREAD_HEAP_MB: 'lots' }, /^LEDGER_READ_THREAD_HEAP_MB /],
   [{ LEDGER_SNAPTRADE_CONSUMER_KEY: 'consumer key' }, /^LEDGER_SNAPTRADE_CONSUMER_KEY must be at most 256 printable ASCII characters without spaces/],
   [{ LEDGER_SNAPTRADE_CLIENT_ID: 'CLIENT\n' }, /^LEDGER_SNAPTRADE_CLIENT_ID /],
   [{ LEDGER_SNAPTRADE_CLIENT_ID: 'clïent' }, /^LEDGER_SNAPTRADE_CLIENT_ID /],

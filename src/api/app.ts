@@ -50,6 +50,7 @@ import { type Metrics, metricsRoute, type MetricsSources } from './metrics.ts';
 import type { Site } from '../site/site.ts';
 import { siteRoutes } from './routes/site.ts';
 import { ReadGate } from './read-gate.ts';
+import { HANDED_REQUEST_ID, type ReadHandoff } from './read-handoff.ts';
 import { ReadCache } from './read-cache.ts';
 import { DEFAULT_LOOP_SHARE, readPacer } from '../runtime/loop-share.ts';
 
@@ -84,10 +85,16 @@ export type AppParts = {
   webhooks: WebhookEndpoints;
   /** The pricing job's status, shown on /readyz (market/service.ts). */
   pricingStatus: () => PricingStatus;
+  /** Where admitted public reads are answered off this thread (read-handoff.ts); none: here. */
+  readHandoff?: ReadHandoff | null;
 };
 
-/** `logger`: fastify's logger options (api/logging.ts); none when omitted. */
-export type AppOptions = { logger?: boolean | object };
+/**
+ * `logger`: fastify's logger options (api/logging.ts); none when omitted. `readThread`: the app of
+ * a read thread (src/read-thread.ts), which the serving thread hands admitted reads: it takes their
+ * request ids from the serving thread, and leaves the per-minute read limit to it.
+ */
+export type AppOptions = { logger?: boolean | object; readThread?: boolean };
 
 export type LedgerApp = {
   app: App;
@@ -140,6 +147,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   let closing = false;
 
   const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(config, options);
+  const handoff = options.readThread ? null : parts.readHandoff ?? null;
   parts.log.attach(app.log);
   metrics?.install(app);
   const gate = new ReadGate(config.readBounds);
@@ -170,7 +178,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   readPacer.configure({ ...DEFAULT_LOOP_SHARE, share: config.readBounds.loopSharePercent / 100 });
   metrics?.watchReadGate(gate);
   metrics?.watchReadCache(cache);
-  const readLimits = { readLimitPerMinute: config.readLimitPerMinute, gate };
+  const readLimits = { readLimitPerMinute: options.readThread ? undefined : config.readLimitPerMinute, gate, handoff, onReadThread: options.readThread ?? false };
   await app.register(publicRoutes, {
     reads, ...readLimits, cache, clock, log: parts.logReads, anchors: parts.anchorReads, prices: parts.prices, performance: parts.performance, directory: parts.directory,
   });
@@ -178,7 +186,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   await app.register(brokerRoutes, { authenticate, connections: brokers });
   await app.register(webhookRoutes, { authenticate, endpoints: parts.webhooks });
   if (config.adminToken) await app.register(adminRoutes, { operators: parts.operators, adminToken: config.adminToken });
-  await app.register(badgeRoutes, { badges: parts.badges, gate });
+  await app.register(badgeRoutes, { badges: parts.badges, gate, handoff });
   await app.register(llmsAndDocsRoutes, { siteUrl: config.siteUrl, baseUrl: config.baseUrl, openapi: () => app.swagger(), ...readLimits });
 
   await app.ready();
@@ -199,13 +207,19 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   };
 }
 
+/** A read thread's request id: the one the serving thread gave the read. */
+function handedRequestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const handed = request.headers[HANDED_REQUEST_ID];
+  return typeof handed === 'string' ? handed : requestId();
+}
+
 /** The fastify instance with the error body, the lossless JSON parser, OpenAPI and rate limits. */
 async function createFastify(config: Config, options: AppOptions): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
-    genReqId: requestId,
+    genReqId: options.readThread ? handedRequestId : requestId,
     requestIdHeader: false,
     // Answered by our own hook below, in the 2.7 body with Retry-After.
     return503OnClosing: false,

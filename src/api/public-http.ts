@@ -15,6 +15,7 @@ import type { App } from './types.ts';
 import { readGateHooks, type ReadGate } from './read-gate.ts';
 import { readCacheHooks, type ReadCache } from './read-cache.ts';
 import { openToAnyOrigin } from './cors.ts';
+import { handOffReads, type ReadHandoff } from './read-handoff.ts';
 import { refuseSlowly, type Tarpit } from './tarpit.ts';
 
 
@@ -24,8 +25,17 @@ const COMPRESSIBLE = /^text\/|\/(?:x-nd)?json(?:;|$)|\+json(?:;|$)/;
 /** Compress bodies above this size (bytes). */
 const COMPRESS_THRESHOLD = 1024;
 
-/** What bounds a public read: the per-minute budget per IP, and the gate (concurrency, read-gate.ts). */
-export type ReadLimits = { readLimitPerMinute: number; gate: ReadGate };
+/**
+ * What bounds a public read: the per-minute budget per IP (none in a read thread: the serving
+ * thread counted it), and the gate (concurrency, read-gate.ts); then where it is answered.
+ * `onReadThread`: this app is a read thread's, whose time is the reads' own: it compresses every
+ * buffered body on its own thread rather than on the thread pool, which the record path's WAL
+ * fsyncs share.
+ */
+export type ReadLimits = { readLimitPerMinute: number | undefined; gate: ReadGate; handoff?: ReadHandoff | null; onReadThread?: boolean };
+
+/** A read thread compresses buffered bodies up to this size inline; bigger ones, and streams, on the thread pool. */
+const INLINE_COMPRESSION_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The public reads' HTTP, with the read cache (read-cache.ts) answering while reads queue. */
 export async function installPublicHttp(app: App, options: ReadLimits & { cache: ReadCache }): Promise<void> {
@@ -38,7 +48,10 @@ export async function installPublicHttp(app: App, options: ReadLimits & { cache:
   // cache keeps the body with its ETag, and compresses its copy itself.
   await app.register(etag, { weak: true });
   app.addHook('onSend', cacheHooks.keep);
-  await app.register(compress, { global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE });
+  await app.register(compress, {
+    global: true, threshold: COMPRESS_THRESHOLD, encodings: ['br', 'gzip', 'deflate'], customTypes: COMPRESSIBLE,
+    ...(options.onReadThread ? { syncThreshold: INLINE_COMPRESSION_MAX_BYTES } : {}),
+  });
 }
 
 /** Answers CORS preflight for a public path (GET and HEAD only, no credentials). */
@@ -56,10 +69,11 @@ export function preflightRoute(app: App, url: string): void {
  * its budget is refused before it takes a turn. Without `readLimitPerMinute`, the gate alone.
  * `beforeGate` answers, when it can, before a turn is taken (the read cache).
  */
-export function installReadLimits(app: App, options: { readLimitPerMinute?: number; gate: ReadGate; beforeGate?: onRequestHookHandler }): void {
+export function installReadLimits(app: App, options: Partial<ReadLimits> & Pick<ReadLimits, 'gate'> & { beforeGate?: onRequestHookHandler }): void {
   if (options.readLimitPerMinute !== undefined) app.addHook('onRequest', readRateLimit(app, options.readLimitPerMinute, options.gate.tarpit));
   if (options.beforeGate) app.addHook('onRequest', options.beforeGate);
   for (const hook of readGateHooks(options.gate)) app.addHook('onRequest', hook);
+  if (options.handoff) app.addHook('onRequest', handOffReads(options.handoff));
 }
 
 /**

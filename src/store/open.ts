@@ -3,13 +3,27 @@ import type { LedgerStore } from './port.ts';
 import { SqliteStore } from './sqlite/store.ts';
 import { PostgresStore, parsePostgresUrl } from './postgres/store.ts';
 
-/** `readPoolSize`: the PostgreSQL connections the public reads may hold (store/read-scope.ts). */
-export type OpenOptions = { readPoolSize?: number };
+/**
+ * `readPoolSize`: the PostgreSQL connections the public reads may hold (store/read-scope.ts);
+ * `poolSize`: the others (the record path's, the jobs').
+ */
+export type OpenOptions = { readPoolSize?: number; poolSize?: number };
 
 export function openStore(databaseUrl: string, options: OpenOptions = {}): LedgerStore {
   if (databaseUrl.startsWith('sqlite:')) return new SqliteStore(databaseUrl.slice('sqlite:'.length));
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return new PostgresStore({ ...parsePostgresUrl(databaseUrl), ...options });
   throw new Error(`unsupported database URL (expected sqlite:<path> or postgres://...): ${redactUrl(databaseUrl)}`);
+}
+
+/**
+ * The store as a read thread opens it (src/read-thread.ts), beside the serving thread that opened
+ * and migrated it: a SQLite connection that leaves the WAL's checkpoints to the serving thread's.
+ */
+export async function openForReads(databaseUrl: string, options: OpenOptions = {}): Promise<LedgerStore> {
+  if (!databaseUrl.startsWith('sqlite:')) return openStore(databaseUrl, options);
+  const store = new SqliteStore(databaseUrl.slice('sqlite:'.length), null);
+  await store.migrate(); // already migrated: this checks so and prepares the statements
+  return store;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Badges } from '../../site/badges.ts';
 import { errorResponses, stringEnum } from '../schemas.ts';
 import type { App } from '../types.ts';
 import { installReadLimits } from '../public-http.ts';
+import type { ReadHandoff } from '../read-handoff.ts';
 import type { ReadGate } from '../read-gate.ts';
 import { PUBLIC_TAG, publicSecurity } from './public/options.ts';
 
@@ -25,8 +26,8 @@ const BadgeQuery = Type.Object({
   })),
 });
 
-export async function badgeRoutes(app: App, options: { badges: Badges; gate: ReadGate }): Promise<void> {
-  installReadLimits(app, { gate: options.gate });
+export async function badgeRoutes(app: App, options: { badges: Badges; gate: ReadGate; handoff: ReadHandoff | null }): Promise<void> {
+  installReadLimits(app, { gate: options.gate, handoff: options.handoff });
   await app.register(etag, { weak: true });
   app.get('/badge/:handle.svg', {
     schema: {

@@ -14,8 +14,8 @@ import { API_REFERENCE_CSP, ApiReferenceAssets, apiReferencePage, compressOnce, 
 import { DOC_NAME, readDocs, type DocFile } from '../../site/docs.ts';
 import { LlmsText, type OpenApi } from '../../site/llms.ts';
 import { sendError } from '../errors.ts';
-import { installReadLimits, notModified } from '../public-http.ts';
-import { CHEAP_READ, type ReadGate } from '../read-gate.ts';
+import { installReadLimits, notModified, type ReadLimits } from '../public-http.ts';
+import { CHEAP_READ } from '../read-gate.ts';
 import { markPage } from '../response-headers.ts';
 import type { App } from '../types.ts';
 import { PUBLIC_TAG, publicSecurity } from './public/options.ts';
@@ -27,9 +27,7 @@ export type LlmsRouteOptions = {
   openapi: () => object;
   /** Where the Markdown docs are read from (default: this package's docs/). */
   docsDir?: string;
-  readLimitPerMinute: number;
-  gate: ReadGate;
-};
+} & ReadLimits;
 
 /** The texts change only with a new release; a reader revalidates them after an hour. */
 const TEXT_CACHE = 'public, max-age=3600';

@@ -18,14 +18,13 @@ import { recordPage } from '../../site/pages/record.ts';
 import { transparencyPage } from '../../site/pages/transparency.ts';
 import type { Page } from '../../site/layout.ts';
 import { sendError, useErrorPages } from '../errors.ts';
-import { installPublicHttp, notModified } from '../public-http.ts';
+import { installPublicHttp, notModified, type ReadLimits } from '../public-http.ts';
 import { CHEAP_READ } from '../read-gate.ts';
 import type { App } from '../types.ts';
-import type { ReadGate } from '../read-gate.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { publicSecurity } from './public/options.ts';
 
-export type SiteRouteOptions = { site: Site; readLimitPerMinute: number; gate: ReadGate; cache: ReadCache };
+export type SiteRouteOptions = { site: Site; cache: ReadCache } & ReadLimits;
 
 /** Pages show records as they are now (new ones arrive every second); assets never change under a version. */
 const PAGE_CACHE = 'public, max-age=5';

@@ -115,7 +115,8 @@ export class SqliteStore implements LedgerStore {
   readonly market: MarketStore;
   readonly performance: PerformanceStore;
 
-  constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> = DEFAULT_CHECKPOINT_POLICY) {
+  /** `checkpoints` null: this connection never checkpoints the WAL (a read thread's; the serving thread's does). */
+  constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> | null = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -138,7 +139,7 @@ export class SqliteStore implements LedgerStore {
       this.walSync = new WalSync(`${path}-wal`);
       this.db.pragma('wal_autocheckpoint = 0');
       this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-      this.checkpointer = new Checkpointer(path, (pages) => this.db.pragma(`wal_autocheckpoint = ${pages}`), checkpoints);
+      this.checkpointer = checkpoints && new Checkpointer(path, (pages) => this.db.pragma(`wal_autocheckpoint = ${pages}`), checkpoints);
     }
   }
 

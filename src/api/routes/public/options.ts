@@ -5,13 +5,13 @@ import type { LogReads } from '../../../log/reads.ts';
 import type { AnchorReads } from '../../../anchor/reads.ts';
 import type { ObservationReads } from '../../../market/observations.ts';
 import type { PerformanceService } from '../../../performance/service.ts';
-import type { ReadGate } from '../../read-gate.ts';
+import type { ReadLimits } from '../../public-http.ts';
 import type { ReadCache } from '../../read-cache.ts';
 import type { Directory } from '../../../directory/service.ts';
 
 export type PublicRouteOptions = {
-  reads: PublicReads; readLimitPerMinute: number; gate: ReadGate; cache: ReadCache; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService; directory: Directory;
-};
+  reads: PublicReads; cache: ReadCache; clock: Clock; log: LogReads; anchors: AnchorReads; prices: ObservationReads; performance: PerformanceService; directory: Directory;
+} & ReadLimits;
 
 export const PUBLIC_TAG = ['public'];
 

@@ -1,0 +1,126 @@
+// A read thread (read-threads.ts): the service's app, composed over a connection of its own to the
+// store, answering the public reads the serving thread hands it (api/read-handoff.ts). It starts
+// no job and takes no write request; it writes only what a read keeps (a performance report
+// brought up to date), as any node does. Its answers go back in chunks, at most WINDOW ahead of
+// what the serving thread's socket took.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { buildApp } from './api/app.ts';
+import { loggerOptions } from './api/logging.ts';
+import type { Config } from './config.ts';
+import { compose } from './compose.ts';
+import { loadWitnessPolicy } from './log/service.ts';
+import { selectMarketData } from './market/select.ts';
+import { openForReads, openReadReplica } from './store/open.ts';
+import { WINDOW, type FromReadThread, type ReadThreadData, type ToReadThread } from './read-threads.ts';
+import type { HandedRead } from './api/read-handoff.ts';
+
+/** Niceness of a read thread: the scheduler gives the serving thread (the record path) the CPU first. */
+const READ_THREAD_NICENESS = 10;
+
+const port = parentPort!;
+const post = (message: FromReadThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+/** The serving thread admitted the read (rate limit, gate): here it only runs. */
+function readThreadConfig(config: Config): Config {
+  return {
+    ...config,
+    redisUrl: null,
+    adminToken: null,
+    metrics: { ...config.metrics, enabled: false, port: null },
+    readBounds: { ...config.readBounds, concurrency: 1024, perClient: 1024, queue: 0, waitMs: 0, cacheBytes: 0, loopSharePercent: 100 },
+  };
+}
+
+/** Linux schedules threads one by one: this thread, not the process, yields to the serving thread. */
+function lowerPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid)) setPriority(tid, READ_THREAD_NICENESS);
+  } catch {
+    // not Linux, or not allowed: the thread runs at the process's priority
+  }
+}
+
+async function open(data: ReadThreadData) {
+  const config = readThreadConfig(data.config);
+  const store = await openForReads(config.databaseUrl, { readPoolSize: config.readBounds.poolSize, poolSize: 2 });
+  const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl, { readPoolSize: config.readBounds.poolSize }) : null;
+  const witnessPolicy = config.witnessPolicyFile ? await loadWitnessPolicy(config.witnessPolicyFile) : null;
+  const market = selectMarketData(config.market);
+  if (!market.ok) throw new Error(market.error);
+  const refuse = () => Promise.reject(new Error('a read thread records nothing'));
+  const parts = compose({ store, config, checkSignature: refuse, readReplica, logVkey: data.logVkey ?? undefined, witnessPolicy }, { market: market.market });
+  const ledger = await buildApp(parts, { logger: loggerOptions('warn'), readThread: true });
+  const close = async () => {
+    await ledger.close();
+    await readReplica?.close();
+    await store.close();
+  };
+  return { ledger, close };
+}
+
+/** A read being answered: `hangUp` ends it as a client's closed connection would, once it has begun. */
+type Answering = { cancelled: boolean; ahead: number; wake: (() => void) | null; hangUp: () => void };
+const answering = new Map<number, Answering>();
+
+/** A copy that owns its memory, so it can be transferred (a chunk may be a view into a shared pool). */
+function owned(chunk: Buffer | Uint8Array | string): Uint8Array {
+  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && !(bytes.buffer instanceof SharedArrayBuffer)) return bytes;
+  return new Uint8Array(bytes);
+}
+
+async function answer(app: Awaited<ReturnType<typeof open>>['ledger']['app'], id: number, read: HandedRead): Promise<void> {
+  const state: Answering = { cancelled: false, ahead: 0, wake: null, hangUp: () => undefined };
+  answering.set(id, state);
+  try {
+    const res = await app.inject({ method: read.method, url: read.url, headers: read.headers, remoteAddress: read.ip, payloadAsStream: true });
+    const body = res.stream();
+    state.hangUp = () => {
+      (res.raw.res as { destroy: () => void }).destroy();
+      body.destroy();
+    };
+    if (state.cancelled) return state.hangUp();
+    post({ kind: 'head', id, status: res.statusCode, headers: res.headers });
+    for await (const chunk of body) {
+      if (state.cancelled) break;
+      const bytes = owned(chunk as Buffer);
+      post({ kind: 'chunk', id, bytes }, [bytes.buffer as ArrayBuffer]);
+      if (++state.ahead >= WINDOW) await new Promise<void>((wake) => (state.wake = wake));
+    }
+    if (!state.cancelled) post({ kind: 'end', id });
+  } catch (err) {
+    if (!state.cancelled) post({ kind: 'fail', id, message: (err as Error).message });
+  } finally {
+    answering.delete(id);
+  }
+}
+
+function wake(state: Answering): void {
+  const w = state.wake;
+  state.wake = null;
+  w?.();
+}
+
+lowerPriority();
+const opened = await open(workerData as ReadThreadData).catch((err: Error) => {
+  post({ kind: 'log', level: 'error', message: `could not start: ${err.message}` });
+  process.exit(1);
+});
+port.on('message', (m: ToReadThread) => {
+  if (m.kind === 'read') return void answer(opened.ledger.app, m.id, m.read);
+  if (m.kind === 'close') return void opened.close().finally(() => process.exit(0));
+  const state = answering.get(m.id);
+  if (!state) return;
+  if (m.kind === 'taken') {
+    state.ahead--;
+    if (state.ahead < WINDOW) wake(state);
+  } else {
+    state.cancelled = true;
+    state.hangUp();
+    wake(state);
+  }
+});
+post({ kind: 'ready' });
