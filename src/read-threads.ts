@@ -68,6 +68,10 @@ export class ReadThreads implements ReadHandoff {
     return this.threads.filter((t) => t.isReady).length;
   }
 
+  get state(): { threads: number; ready: number; answered: number } {
+    return { threads: this.threads.length, ready: this.ready, answered: this.load.answered };
+  }
+
   /** Reads the threads took so far, reads they are answering now, and body chunks waiting here for their sockets. */
   get load(): { answered: number; inFlight: number; buffered: number } {
     const sum = (f: (t: ReadThread) => number) => this.threads.reduce((n, t) => n + f(t), 0);
@@ -130,10 +134,10 @@ class ReadThread {
         workerData: this.options.data,
         resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       });
-      worker.unref(); // the serving thread's server keeps the process up, not its read threads
       this.worker = worker;
       worker.on('message', (m: FromReadThread) => {
         if (m.kind === 'ready') {
+          worker.unref(); // from now on, the serving thread's server keeps the process up, not its read threads
           this.readyNow = true;
           this.failures = 0;
           resolve();
@@ -152,6 +156,8 @@ class ReadThread {
     const id = this.nextId++;
     this.answered++;
     return new Promise((resolve) => {
+      // A read's socket keeps the process up; one asked in-process (inject) has only the thread to wait for.
+      if (this.pending.size === 0) this.worker?.ref();
       this.pending.set(id, { head: resolve, headed: false, chunks: [], ended: false, failure: null, wake: null });
       this.post({ kind: 'read', id, read });
     });
@@ -193,7 +199,7 @@ class ReadThread {
   /** A read that failed before its head is answered here; after it, its body ends in the error. */
   private fail(id: number, read: Pending, failure: Error): void {
     if (!read.headed) {
-      this.pending.delete(id);
+      this.settle(id);
       read.head(null);
       return;
     }
@@ -208,8 +214,14 @@ class ReadThread {
 
   /** The read is done with here; a thread still sending it is told to stop. */
   private forget(id: number, read: Pending): void {
-    if (!this.pending.delete(id)) return;
+    if (!this.settle(id)) return;
     if (!read.ended && !read.failure) this.post({ kind: 'cancel', id });
+  }
+
+  private settle(id: number): boolean {
+    const had = this.pending.delete(id);
+    if (had && this.pending.size === 0 && this.readyNow) this.worker?.unref();
+    return had;
   }
 
   private post(message: ToReadThread): void {

@@ -177,6 +177,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   await app.register(immutableRoutes, { recordExists: (id) => reads.recordExists(id) });
   readPacer.configure({ ...DEFAULT_LOOP_SHARE, share: config.readBounds.loopSharePercent / 100 });
   metrics?.watchReadGate(gate);
+  if (handoff) metrics?.watchReadThreads(handoff);
   metrics?.watchReadCache(cache);
   const readLimits = { readLimitPerMinute: options.readThread ? undefined : config.readLimitPerMinute, gate, handoff, onReadThread: options.readThread ?? false };
   await app.register(publicRoutes, {

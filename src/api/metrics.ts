@@ -15,6 +15,7 @@ import type { App } from './types.ts';
 import type { ReadGate } from './read-gate.ts';
 import type { ReadCache } from './read-cache.ts';
 import { readPacer } from '../runtime/loop-share.ts';
+import type { ReadHandoff } from './read-handoff.ts';
 
 export type MetricsSources = {
   store: StoreHealth;
@@ -166,6 +167,25 @@ export class Metrics {
       name: 'ledger_read_cache_bytes', help: 'Bytes of the copies the read cache keeps now (LEDGER_READ_CACHE_MB bounds them)', registers,
       collect() {
         this.set(cache.size.bytes);
+      },
+    });
+  }
+
+  /** The read threads (read-handoff.ts): how many answer reads now, and the reads handed to them. */
+  watchReadThreads(handoff: ReadHandoff): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'ledger_read_threads', help: 'Read threads configured (state="configured", LEDGER_READ_THREADS) and answering public reads now (state="ready")', labelNames: ['state'], registers,
+      collect() {
+        this.set({ state: 'configured' }, handoff.state.threads);
+        this.set({ state: 'ready' }, handoff.state.ready);
+      },
+    });
+    new Counter({
+      name: 'ledger_read_thread_reads_total', help: 'Public reads handed to a read thread (a thread that stopped before answering one leaves it to the serving thread)', registers,
+      collect() {
+        this.reset();
+        this.inc(handoff.state.answered);
       },
     });
   }

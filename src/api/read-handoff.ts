@@ -15,8 +15,13 @@ export type HandedRead = { method: 'GET' | 'HEAD'; url: string; headers: Incomin
 /** A read thread's answer: its status and headers, then its body in chunks, as the socket takes them. */
 export type HandedAnswer = { status: number; headers: OutgoingHttpHeaders; body: AsyncIterable<Uint8Array>; cancel: () => void };
 
-/** Where public reads are answered off this loop. Null: no read thread can take it now (answer it here). */
-export type ReadHandoff = { answer(read: HandedRead): Promise<HandedAnswer | null> };
+/** Where public reads are answered off this loop. */
+export type ReadHandoff = {
+  /** Null: no read thread can take it now (answer it here). */
+  answer(read: HandedRead): Promise<HandedAnswer | null>;
+  /** Threads configured and answering now, and reads handed to them so far (/metrics). */
+  readonly state: { threads: number; ready: number; answered: number };
+};
 
 /** Headers of one hop, never copied from the read thread's answer to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
