@@ -52,7 +52,7 @@ async function open(data: ReadThreadData) {
   if (!market.ok) throw new Error(market.error);
   const refuse = () => Promise.reject(new Error('a read thread records nothing'));
   const parts = compose({ store, config, checkSignature: refuse, readReplica, logVkey: data.logVkey ?? undefined, witnessPolicy }, { market: market.market });
-  const ledger = await buildApp(parts, { logger: loggerOptions('warn'), readThread: true });
+  const ledger = await buildApp(parts, { logger: loggerOptions(config.logLevel), readThread: true });
   const close = async () => {
     await ledger.close();
     await readReplica?.close();

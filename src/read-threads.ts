@@ -58,9 +58,16 @@ export class ReadThreads implements ReadHandoff {
     this.threads = Array.from({ length: options.threads }, () => new ReadThread(options));
   }
 
-  /** Starts the threads; resolves when each is ready to answer or has failed (its reads are then answered here). */
-  async start(): Promise<void> {
-    await Promise.all(this.threads.map((t) => t.start()));
+  /**
+   * Starts the threads; resolves when each is ready to answer or has failed, or after `waitMs`:
+   * a thread slow to start (a loaded machine, a busy database) never holds up the service's start,
+   * its reads are answered here until it is ready.
+   */
+  async start(waitMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([Promise.all(this.threads.map((t) => t.start())), waited]);
+    clearTimeout(timer);
   }
 
   /** How many threads answer reads now. */

@@ -17,6 +17,9 @@ import type { LedgerStore } from './store/port.ts';
 import { LogRelay } from './runtime/log-relay.ts';
 import { ReadThreads } from './read-threads.ts';
 
+/** How long the start waits for its read threads before it listens without them (src/read-threads.ts). */
+const READ_THREADS_START_WAIT_MS = 5_000;
+
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
 async function openMigrated(databaseUrl: string, options: OpenOptions): Promise<LedgerStore> {
   let store: LedgerStore | null = null;
@@ -70,8 +73,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await store.close();
     throw err instanceof KeyringError ? new ConfigError(err.message) : new Error(`cannot check the master key against the database: ${(err as Error).message}`);
   });
-  await readThreads?.start();
-  if (readThreads) log('info', `public reads answered by ${readThreads.ready} of ${config.readBounds.threads} read threads`);
+  await readThreads?.start(READ_THREADS_START_WAIT_MS);
+  if (readThreads) log('info', `public reads answered by ${readThreads.ready} of ${config.readBounds.threads} read threads${readThreads.ready < config.readBounds.threads ? ' (the others are answered here until their threads are ready)' : ''}`);
   const ledger = await buildApp({ ...parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
   const url = await ledger.app.listen({ port: config.port, host: config.host }).catch(async (err: unknown) => {

@@ -218,6 +218,8 @@ function handedRequestId(request: { headers: Record<string, string | string[] | 
 async function createFastify(config: Config, options: AppOptions): Promise<{ app: App; rateLimitsDegraded: () => boolean; writeBudget: RefundableStore; redis: MetricsSources['redis'] }> {
   const app = Fastify({
     logger: options.logger ?? false,
+    // A read thread's requests are the serving thread's, logged there.
+    disableRequestLogging: options.readThread ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
     genReqId: options.readThread ? handedRequestId : requestId,

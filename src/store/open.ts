@@ -22,8 +22,13 @@ export function openStore(databaseUrl: string, options: OpenOptions = {}): Ledge
 export async function openForReads(databaseUrl: string, options: OpenOptions = {}): Promise<LedgerStore> {
   if (!databaseUrl.startsWith('sqlite:')) return openStore(databaseUrl, options);
   const store = new SqliteStore(databaseUrl.slice('sqlite:'.length), null);
-  await store.migrate(); // already migrated: this checks so and prepares the statements
-  return store;
+  try {
+    await store.attach();
+    return store;
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }
 
 /**

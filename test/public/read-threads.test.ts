@@ -161,7 +161,7 @@ test('a read thread that stops: its read is answered on the serving thread, and 
     threads: 1, heapMb: 64, data: { config, logVkey: null }, log: (_level, message) => said.push(message),
     entry: new URL('../support/read-thread-exits.ts', import.meta.url),
   });
-  await threads.start();
+  await threads.start(30_000);
   const ledger = await buildApp({ ...compose({ store, config, checkSignature: signatureChecker(store) }), readHandoff: threads });
   try {
     assert.equal(threads.ready, 1);

@@ -119,9 +119,9 @@ export class SqliteStore implements LedgerStore {
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> | null = DEFAULT_CHECKPOINT_POLICY) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
+    this.db.pragma('busy_timeout = 10000'); // first: switching to WAL waits too while another process holds the file
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 10000');
     this.db.pragma('foreign_keys = ON');
     this.log = new SqliteLogStore(this);
     this.anchors = new SqliteAnchorStore(this.db);
@@ -155,6 +155,13 @@ export class SqliteStore implements LedgerStore {
     SQLITE_MIGRATIONS.forEach((sql, i) => {
       if (!applied.has(i + 1)) apply.immediate(i + 1, sql);
     });
+    this.prepared = prepareStatements(this.db);
+  }
+
+  /** A connection beside the one that migrated (a read thread's): checks the schema is current, and writes nothing to do so. */
+  async attach(): Promise<void> {
+    const newest = this.db.prepare('SELECT max(version) FROM schema_migrations').pluck().get() as number | null;
+    if ((newest ?? 0) < SQLITE_MIGRATIONS.length) throw new Error(`the database is at schema version ${newest ?? 0}, not ${SQLITE_MIGRATIONS.length}: it is migrated by the serving process`);
     this.prepared = prepareStatements(this.db);
   }
 
