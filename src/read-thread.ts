@@ -17,7 +17,7 @@ import { WINDOW, type FromReadThread, type ReadThreadData, type ToReadThread } f
 import type { HandedRead } from './api/read-handoff.ts';
 
 /** Niceness of a read thread: the scheduler gives the serving thread (the record path) the CPU first. */
-const READ_THREAD_NICENESS = 10;
+const READ_THREAD_NICENESS = 19;
 
 const port = parentPort!;
 const post = (message: FromReadThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
