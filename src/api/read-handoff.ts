@@ -56,6 +56,7 @@ async function send(answer: HandedAnswer, ours: Record<string, string | number |
     raw.destroy(); // the read thread failed after the headers went out: the client sees a cut body
   } finally {
     raw.off('close', gone);
+    answer.cancel(); // nothing, once the body was read to its end
   }
 }
 
