@@ -1,6 +1,6 @@
 // The HTTP service: one fastify instance, schema-first routes, every error in the 2.7 body.
 // Its parts come in built (src/compose.ts), so tests run the real app on real databases.
-import Fastify, { type FastifySchema } from 'fastify';
+import Fastify, { LogController, type FastifySchema } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -219,7 +219,7 @@ async function createFastify(config: Config, options: AppOptions): Promise<{ app
   const app = Fastify({
     logger: options.logger ?? false,
     // A read thread's requests are the serving thread's, logged there.
-    disableRequestLogging: options.readThread ?? false,
+    ...(options.readThread ? { logController: new LogController({ disableRequestLogging: true }) } : {}),
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
     genReqId: options.readThread ? handedRequestId : requestId,
