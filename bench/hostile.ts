@@ -5,7 +5,8 @@
 // at limit 500, the export, the OpenAPI document, llms-full.txt, site pages, badges, chain,
 // ledger, proofs, the log). Figures: the writer's p99 in (b) over its p99 in (a), from the same
 // run (goal ≤ 2), the server's peak RSS (goal < 512 MB), and the readers' answers by status
-// (goal: no 5xx other than the gate's 503). The per-minute read limit is lifted, so what holds
+// (goal: no 5xx other than the gate's 503). The service is the compiled dist/, as `ledger serve`
+// runs it (its RSS is the goal's). The per-minute read limit is lifted, so what holds
 // the reader back is the read gate (docs/operations.md, "Bounds on public reads"). Loopback only.
 // The reader runs in a process of its own (reader-child.ts), apart from the writer it measures.
 //
@@ -182,7 +183,7 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
     const writer: Agent = agents[0]!;
     const whale: Agent = agents[1]!;
     server = await startChild(benchPath('server-under-test.ts'), serviceEnv(db.url, {
-      LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_MARKET_DATA: 'synthetic',
+      LEDGER_WRITE_LIMIT_PER_MIN: '1000000000', LEDGER_READ_LIMIT_PER_MIN: '1000000000', LEDGER_MARKET_DATA: 'synthetic', BENCH_SERVER_FROM_DIST: '1',
     }), o.profile);
     const tag = `hb${process.pid}-${Date.now().toString(36)}`;
     progress(`${storeName(kind)}: seeding ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB`);
@@ -250,7 +251,7 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load average at the end ${loadavg().map((l) => fixed(l, 1)).join(' ')}.`,
     `Ledger: one agent with ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB each (seeded through the service; ${rows.map((r) => `${storeName(r.kind)} ${fixed(r.seedSeconds, 0)} s`).join(', ')}, the log caught up before measuring).`,
-    `Load: one writer agent at ${o.rate} writes/s for ${o.seconds} s alone (a), then again (b) while one client (autocannon, ${o.connections} keep-alive connections, accepting gzip and br) cycles over ${publicReads('h', ['r']).length} public reads; ${o.rounds} round(s) of (a) then (b). Server and reader each in a child process, defaults except the per-minute limits (lifted). Write latency is as the writer sees it over loopback.`,
+    `Load: one writer agent at ${o.rate} writes/s for ${o.seconds} s alone (a), then again (b) while one client (autocannon, ${o.connections} keep-alive connections, accepting gzip and br) cycles over ${publicReads('h', ['r']).length} public reads; ${o.rounds} round(s) of (a) then (b). Server (the compiled dist/) and reader each in a child process, defaults except the per-minute limits (lifted). Write latency is as the writer sees it over loopback.`,
     '',
     table,
     '',
