@@ -31,7 +31,7 @@ function ledger(...args: string[]): Promise<Run> {
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr })); // 'exit' can come before the last of stdout
   });
 }
 

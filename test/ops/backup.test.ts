@@ -25,7 +25,7 @@ function ledger(args: string[], env: Record<string, string> = {}): Promise<{ cod
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => resolve({ code, out }));
+    child.on('close', (code) => resolve({ code, out })); // 'exit' can come before the last of the output
   });
 }
 

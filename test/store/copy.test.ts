@@ -30,7 +30,7 @@ function ledger(args: string[]): Promise<{ code: number | null; out: string }> {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => resolve({ code, out }));
+    child.on('close', (code) => resolve({ code, out })); // 'exit' can come before the last of the output
   });
 }
 
