@@ -1,5 +1,6 @@
-// Starts the service from a Config: open and migrate the store, listen, and shut down
-// gracefully on SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
+// Starts the service from a Config: open and migrate the store, start the read threads
+// (read-threads.ts), listen, and shut down gracefully on SIGTERM/SIGINT (in-flight writes
+// finish, nothing new is accepted).
 import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
 import { ConfigError, type Config } from './config.ts';
