@@ -65,11 +65,9 @@ async function open(data: ReadThreadData) {
 type Answering = { cancelled: boolean; ahead: number; wake: (() => void) | null; hangUp: () => void };
 const answering = new Map<number, Answering>();
 
-/** A copy that owns its memory, so it can be transferred (a chunk may be a view into a shared pool). */
-function owned(chunk: Buffer | Uint8Array | string): Uint8Array {
-  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && !(bytes.buffer instanceof SharedArrayBuffer)) return bytes;
-  return new Uint8Array(bytes);
+/** The chunk itself when it owns its memory, else a copy, so it can be transferred (small chunks are views into a shared pool). */
+function owned(chunk: Buffer): Uint8Array {
+  return chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength ? chunk : new Uint8Array(chunk);
 }
 
 async function answer(app: Awaited<ReturnType<typeof open>>['ledger']['app'], id: number, read: HandedRead): Promise<void> {

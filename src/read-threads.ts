@@ -71,19 +71,16 @@ export class ReadThreads implements ReadHandoff {
     clearTimeout(timer);
   }
 
-  /** How many threads answer reads now. */
-  get ready(): number {
-    return this.threads.filter((t) => t.isReady).length;
-  }
-
-  get state(): { threads: number; ready: number; answered: number } {
-    return { threads: this.threads.length, ready: this.ready, answered: this.load.answered };
-  }
-
-  /** Reads the threads took so far, reads they are answering now, and body chunks waiting here for their sockets. */
-  get load(): { answered: number; inFlight: number; buffered: number } {
+  /**
+   * Threads configured and answering reads now; reads handed to them so far, reads they are
+   * answering now, and body chunks waiting here for their sockets.
+   */
+  get state(): { threads: number; ready: number; answered: number; inFlight: number; buffered: number } {
     const sum = (f: (t: ReadThread) => number) => this.threads.reduce((n, t) => n + f(t), 0);
-    return { answered: sum((t) => t.answered), inFlight: sum((t) => t.inFlight), buffered: sum((t) => t.buffered) };
+    return {
+      threads: this.threads.length, ready: sum((t) => (t.isReady ? 1 : 0)),
+      answered: sum((t) => t.answered), inFlight: sum((t) => t.inFlight), buffered: sum((t) => t.buffered),
+    };
   }
 
   answer(read: HandedRead): Promise<HandedAnswer | null> {

@@ -75,7 +75,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw err instanceof KeyringError ? new ConfigError(err.message) : new Error(`cannot check the master key against the database: ${(err as Error).message}`);
   });
   await readThreads?.start(READ_THREADS_START_WAIT_MS);
-  if (readThreads) log('info', `public reads answered by ${readThreads.ready} of ${config.readBounds.threads} read threads${readThreads.ready < config.readBounds.threads ? ' (the others are answered here until their threads are ready)' : ''}`);
+  const threads = readThreads?.state;
+  if (threads) log('info', `public reads answered by ${threads.ready} of ${threads.threads} read threads${threads.ready < threads.threads ? ' (the others are answered here until their threads are ready)' : ''}`);
   const ledger = await buildApp({ ...parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
   const url = await ledger.app.listen({ port: config.port, host: config.host }).catch(async (err: unknown) => {

@@ -147,7 +147,7 @@ export async function buildApp(parts: AppParts, options: AppOptions = {}): Promi
   let closing = false;
 
   const { app, rateLimitsDegraded, writeBudget, redis } = await createFastify(config, options);
-  const handoff = options.readThread ? null : parts.readHandoff ?? null;
+  const handoff = parts.readHandoff ?? null;
   parts.log.attach(app.log);
   metrics?.install(app);
   const gate = new ReadGate(config.readBounds);

@@ -13,6 +13,7 @@ import { Operators } from '../../src/ledger/operators.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { postDecision, testApp } from '../support/app.ts';
+import { outputOf } from '../support/child-output.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ledger-cli-'));
@@ -21,18 +22,11 @@ const database = `sqlite:${join(dir, 'ledger.db')}`;
 type Run = { code: number | null; stdout: string; stderr: string };
 
 function ledger(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/ledger.js', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: 'sqlite:/nonexistent-dir-never-used/x.db' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr })); // 'exit' can come before the last of stdout
-  });
+  return outputOf(spawn(process.execPath, ['bin/ledger.js', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: 'sqlite:/nonexistent-dir-never-used/x.db' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }));
 }
 
 /** Runs a command with --database and --json; asserts success and parses its output. */

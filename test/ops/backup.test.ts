@@ -14,19 +14,15 @@ import { openStore } from '../../src/store/open.ts';
 import { postDecision, testApp } from '../support/app.ts';
 import { verify } from '../cli/verify-fixture.ts';
 import { POSTGRES_URL, dropPostgresSchema, freshPostgresUrl, skipUnless } from '../support/services.ts';
+import { outputOf } from '../support/child-output.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ledger-backup-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function ledger(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => resolve({ code, out })); // 'exit' can come before the last of the output
-  });
+async function ledger(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+  const { code, stdout, stderr } = await outputOf(spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }));
+  return { code, out: stdout + stderr };
 }
 
 /** Exports `handle` from a store opened on `databaseUrl` and runs `ledger verify` on it. */

@@ -7,29 +7,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
+import { outputOf, type ChildOutput } from '../support/child-output.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ledger-bad-config-'));
 writeFileSync(join(dir, 'a-file'), 'not a directory');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function runLedger(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/ledger.js', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ok.db')}`, PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+async function runLedger(args: string[], env: Record<string, string>): Promise<ChildOutput> {
+  const child = spawn(process.execPath, ['bin/ledger.js', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ok.db')}`, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const output = await outputOf(child);
+  clearTimeout(timer);
+  return output;
 }
 
 const cases: { name: string; args?: string[]; env: Record<string, string>; names: RegExp }[] = [

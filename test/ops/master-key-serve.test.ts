@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
+import { outputOf } from '../support/child-output.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const K1 = randomBytes(32).toString('base64');
@@ -19,33 +20,29 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 type Run = { code: number | null; stdout: string; stderr: string; listening: boolean };
 
 /** Runs `ledger serve` on a free port until it exits, or until it listens (then SIGTERM). */
-function serve(env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/ledger.js', 'serve'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ledger.db')}`, PORT: '0',
-        LEDGER_SYNC_INTERVAL_S: '0', LEDGER_MARKET_DATA: 'none', ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let listening = false;
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      if (!listening && /Server listening at/.test(stdout)) {
-        listening = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, listening });
-    });
+async function serve(env: Record<string, string>): Promise<Run> {
+  const child = spawn(process.execPath, ['bin/ledger.js', 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ledger.db')}`, PORT: '0',
+      LEDGER_SYNC_INTERVAL_S: '0', LEDGER_MARKET_DATA: 'none', ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const ended = outputOf(child);
+  let seen = '';
+  let listening = false;
+  child.stdout.on('data', (c: Buffer) => {
+    seen += c.toString();
+    if (!listening && /Server listening at/.test(seen)) {
+      listening = true;
+      child.kill('SIGTERM');
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+  const { code, stdout, stderr } = await ended;
+  clearTimeout(timer);
+  return { code, stdout, stderr, listening };
 }
 
 function assertRefused(run: Run, line: RegExp): void {

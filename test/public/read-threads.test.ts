@@ -64,7 +64,7 @@ await forEachStore('public reads answered by a read thread', (kind) => {
     const env = { ...QUIET, PORT: '0', LEDGER_DATABASE_URL: url, LEDGER_LOG_KEY_FILE: logKey.value.source.path, LEDGER_MASTER_KEY: masterKey };
     threaded = await startServer(loadConfig({ ...env, LEDGER_READ_THREADS: '1', LEDGER_METRICS: 'true' }));
     here = await startServer(loadConfig({ ...env, LEDGER_READ_THREADS: '0' }));
-    assert.equal(threaded.readThreads?.ready, 1);
+    assert.equal(threaded.readThreads?.state.ready, 1);
     assert.equal(here.readThreads, null);
     handle = `threaded-${process.pid}`;
     const created = await new Operators(threaded.store, systemClock).createAgent({ handle, demo: false });
@@ -90,13 +90,13 @@ await forEachStore('public reads answered by a read thread', (kind) => {
       '/v1/ledger', `/v1/agents/${handle}/performance?portfolio=model`, '/v1/agents/nobody-here', '/v1/proof/rec_nope', '/v1/log/checkpoint',
       '/', `/agents/${handle}`, '/llms.txt', `/badge/${handle}.svg`,
     ];
-    const before = threaded.readThreads!.load.answered;
+    const before = threaded.readThreads!.state.answered;
     for (const path of paths) {
       const [a, b] = await Promise.all([fetch(threaded.url + path), fetch(here.url + path)]);
       assert.deepEqual(await comparable(a), await comparable(b), path);
     }
     // At least: the server builds its documents (/docs) through the same path right after it listens.
-    assert.ok(threaded.readThreads!.load.answered - before >= paths.length, 'each read went to the thread');
+    assert.ok(threaded.readThreads!.state.answered - before >= paths.length, 'each read went to the thread');
     const metrics = await (await fetch(`${threaded.url}/metrics`)).text();
     assert.match(metrics, /^ledger_read_threads\{state="configured"\} 1$/m);
     assert.match(metrics, /^ledger_read_threads\{state="ready"\} 1$/m);
@@ -143,12 +143,12 @@ await forEachStore('public reads answered by a read thread', (kind) => {
     const res = await new Promise<import('node:http').IncomingMessage>((resolve) => req.on('response', resolve).end());
     res.pause(); // a reader that reads nothing: some 20 MB wait
     let most = 0;
-    for (let i = 0; i < 40; i++, await sleep(25)) most = Math.max(most, threads.load.buffered);
-    assert.equal(threads.load.inFlight, 1, 'the export is still under way');
+    for (let i = 0; i < 40; i++, await sleep(25)) most = Math.max(most, threads.state.buffered);
+    assert.equal(threads.state.inFlight, 1, 'the export is still under way');
     assert.ok(most > 0, 'chunks came while the socket was full');
     assert.ok(most <= WINDOW, `at most ${WINDOW} chunks held here (saw ${most})`);
     req.destroy();
-    await until('the read ends', () => threads.load.inFlight === 0 && threaded.ledger.gate.load.running === 0);
+    await until('the read ends', () => threads.state.inFlight === 0 && threaded.ledger.gate.load.running === 0);
   });
 });
 
@@ -164,13 +164,13 @@ test('a read thread that stops: its read is answered on the serving thread, and 
   await threads.start(30_000);
   const ledger = await buildApp({ ...compose({ store, config, checkSignature: signatureChecker(store) }), readHandoff: threads });
   try {
-    assert.equal(threads.ready, 1);
+    assert.equal(threads.state.ready, 1);
     const res = await ledger.app.inject({ url: '/v1/transparency' });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().object, 'transparency');
-    assert.equal(threads.load.answered, 1, 'the read went to the thread first');
+    assert.equal(threads.state.answered, 1, 'the read went to the thread first');
     assert.ok(said.some((m) => /read thread stopped/.test(m)), said.join('\n'));
-    await until('the thread is back', () => threads.ready === 1, 5_000);
+    await until('the thread is back', () => threads.state.ready === 1, 5_000);
   } finally {
     await ledger.close();
     await threads.close();

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { outputOf } from '../support/child-output.ts';
 
 const PYTHON = process.env.LEDGER_TEST_PYTHON ?? '/usr/bin/python3';
 const CI = process.env.CI === 'true';
@@ -25,12 +26,9 @@ test('python/tests: the Python client and verifier (pytest)', { timeout: 900_000
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
   });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const summary = output.trim().split('\n').pop() ?? '';
+  const { code, stdout, stderr } = await outputOf(child);
+  const summary = stdout.trim().split('\n').pop() ?? ''; // pytest's last line
   t.diagnostic(summary);
-  assert.equal(code, 0, `pytest failed:\n${output}`);
+  assert.equal(code, 0, `pytest failed:\n${stdout}${stderr}`);
   if (CI) assert.doesNotMatch(summary, /skipped/, 'CI=true: no Python test may skip');
 });

@@ -10,6 +10,7 @@ import type { LedgerStore } from '../../src/store/port.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { assertChainVerifies } from '../api/record-helpers.ts';
+import { outputOf } from '../support/child-output.ts';
 
 const WRITER = fileURLToPath(new URL('./fixtures/chain-writer.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -19,25 +20,22 @@ type WriterResult = { label: string; ids: string[]; failures: string[] };
 /** Starts a writer process; resolves `ready` once it has built its app, `done` with its report. */
 function startWriter(url: string, secret: string, label: string, count: number, width: number) {
   const child = spawn(process.execPath, ['--import', 'tsx', WRITER, url, secret, label, String(count), String(width)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
+  const ended = outputOf(child);
+  let seen = '';
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    if (out.startsWith('ready\n')) markReady();
+    seen += chunk.toString();
+    if (seen.startsWith('ready\n')) markReady();
   });
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const done = new Promise<WriterResult>((resolve, reject) => {
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`writer ${label} exited ${code}: ${err}`));
-      const last = out.trim().split('\n').pop() ?? '';
-      try {
-        resolve(JSON.parse(last) as WriterResult);
-      } catch {
-        reject(new Error(`writer ${label} printed no report: ${out} ${err}`));
-      }
-    });
+  const done = ended.then(({ code, stdout, stderr }) => {
+    if (code !== 0) throw new Error(`writer ${label} exited ${code}: ${stderr}`);
+    const last = stdout.trim().split('\n').pop() ?? '';
+    try {
+      return JSON.parse(last) as WriterResult;
+    } catch {
+      throw new Error(`writer ${label} printed no report: ${stdout} ${stderr}`);
+    }
   });
   return { ready, done, go: () => child.stdin.end('go\n'), kill: () => child.kill('SIGKILL') };
 }

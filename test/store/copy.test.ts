@@ -21,17 +21,13 @@ import { testIntegrator, testLogKey } from '../log/helpers.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { outputOf } from '../support/child-output.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
 
-function ledger(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args]);
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('close', (code) => resolve({ code, out })); // 'exit' can come before the last of the output
-  });
+async function ledger(args: string[]): Promise<{ code: number | null; out: string }> {
+  const { code, stdout, stderr } = await outputOf(spawn(process.execPath, [BIN, ...args]));
+  return { code, out: stdout + stderr };
 }
 
 test('every table of the SQLite schema is copied or named as not copied', async () => {
