@@ -3,8 +3,6 @@
 // no job and takes no write request; it writes only what a read keeps (a performance report
 // brought up to date), as any node does. Its answers go back in chunks, at most WINDOW ahead of
 // what the serving thread's socket took.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
@@ -13,11 +11,9 @@ import { compose } from './compose.ts';
 import { loadWitnessPolicy } from './log/service.ts';
 import { selectMarketData } from './market/select.ts';
 import { openForReads, openReadReplica } from './store/open.ts';
+import { lowerThisThread } from './runtime/niceness.ts';
 import { WINDOW, type FromReadThread, type ReadThreadData, type ToReadThread } from './read-threads.ts';
 import type { HandedRead } from './api/read-handoff.ts';
-
-/** Niceness of a read thread: the scheduler gives the serving thread (the record path) the CPU first. */
-const READ_THREAD_NICENESS = 19;
 
 const port = parentPort!;
 const post = (message: FromReadThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
@@ -31,16 +27,6 @@ function readThreadConfig(config: Config): Config {
     metrics: { ...config.metrics, enabled: false, port: null },
     readBounds: { ...config.readBounds, concurrency: 1024, perClient: 1024, queue: 0, waitMs: 0, cacheBytes: 0, loopSharePercent: 100 },
   };
-}
-
-/** Linux schedules threads one by one: this thread, not the process, yields to the serving thread. */
-function lowerPriority(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid)) setPriority(tid, READ_THREAD_NICENESS);
-  } catch {
-    // not Linux, or not allowed: the thread runs at the process's priority
-  }
 }
 
 async function open(data: ReadThreadData) {
@@ -102,7 +88,7 @@ function wake(state: Answering): void {
   w?.();
 }
 
-lowerPriority();
+lowerThisThread(); // Linux schedules threads one by one: this one, not the process, yields to the serving thread
 const opened = await open(workerData as ReadThreadData).catch((err: Error) => {
   post({ kind: 'log', level: 'error', message: `could not start: ${err.message}` });
   process.exit(1);

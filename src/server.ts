@@ -17,6 +17,7 @@ import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
 import { LogRelay } from './runtime/log-relay.ts';
 import { ReadThreads } from './read-threads.ts';
+import { lowerV8Helpers } from './runtime/niceness.ts';
 
 /** How long the start waits for its read threads before it listens without them (src/read-threads.ts). */
 const READ_THREADS_START_WAIT_MS = 5_000;
@@ -76,7 +77,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   });
   await readThreads?.start(READ_THREADS_START_WAIT_MS);
   const threads = readThreads?.state;
-  if (threads) log('info', `public reads answered by ${threads.ready} of ${threads.threads} read threads${threads.ready < threads.threads ? ' (the others are answered here until their threads are ready)' : ''}`);
+  if (threads) {
+    // Most of what V8's helpers collect is then the read threads' garbage: they yield as those threads do.
+    const helpers = lowerV8Helpers();
+    log('info', `public reads answered by ${threads.ready} of ${threads.threads} read threads${threads.ready < threads.threads ? ' (the others are answered here until their threads are ready)' : ''}; ${helpers} V8 helper threads at low priority`);
+  }
   const ledger = await buildApp({ ...parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
   const url = await ledger.app.listen({ port: config.port, host: config.host }).catch(async (err: unknown) => {
