@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { v8HelpersAmong, type ThreadName } from '../../src/runtime/niceness.ts';
 import { outputOf } from '../support/child-output.ts';
 
 const LEDGER_BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
@@ -53,15 +54,10 @@ test('with a read thread: it and V8\'s helpers at nice 19; the serving thread an
     const [main, ...others] = threads;
     assert.equal(main!.nice, 0, 'the serving thread');
     const low = others.filter((t) => t.nice === 19);
-    const named = threads.some((t) => t.name === 'V8Worker');
-    if (named) {
-      const helpers = threads.filter((t) => t.name === 'V8Worker');
-      assert.ok(helpers.length > 0 && helpers.every((t) => t.nice === 19), `V8 helpers: ${JSON.stringify(helpers)}`);
-      assert.ok(threads.filter((t) => t.name.startsWith('libuv')).every((t) => t.nice === 0), 'libuv\'s pool keeps the process\'s priority');
-      assert.equal(low.length, helpers.length + 1, 'the helpers and the one read thread');
-    } else {
-      assert.equal(low.length, 4 + 1, `Node 20's four helpers and the read thread: ${JSON.stringify(threads)}`);
-    }
+    assert.equal(low.length, 4 + 1, `V8's four helpers and the read thread: ${JSON.stringify(threads)}`);
+    const helpers = threads.filter((t) => t.name === 'V8Worker');
+    assert.ok(helpers.every((t) => t.nice === 19), `V8 helpers, where Node names them: ${JSON.stringify(helpers)}`);
+    assert.ok(threads.filter((t) => t.name === 'libuv-worker').every((t) => t.nice === 0), 'libuv\'s pool, where Node names it, keeps the process\'s priority');
     const lowered = /(\d+) V8 helper threads at low priority/.exec(output);
     assert.equal(Number(lowered?.[1]), low.length - 1, 'the start says how many helpers it lowered');
   });
@@ -71,4 +67,23 @@ test('without read threads: every thread keeps the process\'s priority', { skip:
   await withServer({ LEDGER_READ_THREADS: '0' }, (threads) => {
     assert.deepEqual(threads.filter((t) => t.nice !== 0), []);
   });
+});
+
+/** Threads as /proc lists them at the start of `node` (main, V8's scheduler and helpers, the inspector's signal thread, libuv's pool), from real processes. */
+const layouts: Record<string, ThreadName[]> = {
+  'Node 20': [7992, 7993, 7994, 7995, 7996, 7997, 7998, 7999, 8000, 8001, 8002].map((tid) => ({ tid, name: 'node' })),
+  'Node 22': [[14333, 'node'], [14334, 'DelayedTaskSche'], [14335, 'node'], [14336, 'node'], [14337, 'node'], [14338, 'node'], [14339, 'node'],
+    [14340, 'libuv-worker'], [14341, 'libuv-worker'], [14342, 'libuv-worker'], [14343, 'libuv-worker']].map(([tid, name]) => ({ tid: tid as number, name: name as string })),
+  'Node 24': [[8349, 'MainThread'], [8350, 'DelayedTaskSche'], [8351, 'V8Worker'], [8352, 'V8Worker'], [8353, 'V8Worker'], [8354, 'V8Worker'], [8355, 'SignalInspector'],
+    [8356, 'libuv-worker'], [8357, 'libuv-worker'], [8358, 'libuv-worker'], [8359, 'libuv-worker']].map(([tid, name]) => ({ tid: tid as number, name: name as string })),
+};
+
+test('V8\'s helpers are found in the thread layouts of Node 20, 22 and 24, and nowhere else', () => {
+  assert.deepEqual(v8HelpersAmong(layouts['Node 20']!, 4), [7994, 7995, 7996, 7997]);
+  assert.deepEqual(v8HelpersAmong(layouts['Node 22']!, 4), [14335, 14336, 14337, 14338]);
+  assert.deepEqual(v8HelpersAmong(layouts['Node 24']!, 4), [8351, 8352, 8353, 8354]);
+  assert.deepEqual(v8HelpersAmong(layouts['Node 24']!, null), [8351, 8352, 8353, 8354], 'named: whatever the pool size');
+  assert.deepEqual(v8HelpersAmong(layouts['Node 20']!, null), [], 'a pool size Node chose: unknown, so none');
+  assert.deepEqual(v8HelpersAmong(layouts['Node 22']!, 6), [], 'six after the scheduler would take libuv\'s');
+  assert.deepEqual(v8HelpersAmong([{ tid: 1, name: 'ledger' }, { tid: 2, name: 'node' }, { tid: 3, name: 'node' }], 4), [], 'an unknown layout: none');
 });
