@@ -246,6 +246,8 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
         fixed(r.rssPeakMb, 0), fixed(r.rssAloneMb, 0), `${usageText(r.usageAlone)} / ${usageText(r.usageReaders)}`, Object.entries(byStatus).map(([c, n]) => `${c}: ${n}`).join(', '), String(fiveHundreds), met ? 'met' : 'MISSED'];
     }),
   );
+  const tail = (xs: number[]) => [0.5, 0.9, 0.99, 1].map((q) => fixed(quantile(xs, q), 1)).join(' / ');
+  const tails = rows.map((r) => `${storeName(r.kind)}: alone ${tail(r.alone)}, with readers ${tail(r.withReaders)}`);
   return [
     `# hostile-reader benchmark, ${new Date().toISOString()}`,
     '',
@@ -254,6 +256,8 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
     `Load: one writer agent at ${o.rate} writes/s for ${o.seconds} s alone (a), then again (b) while one client (autocannon, ${o.connections} keep-alive connections, accepting gzip and br) cycles over ${publicReads('h', ['r']).length} public reads; ${o.rounds} round(s) of (a) then (b). Server (the compiled dist/) and reader each in a child process, defaults except the per-minute limits (lifted). Write latency is as the writer sees it over loopback.`,
     '',
     table,
+    '',
+    `The writes' latency, p50 / p90 / p99 / max ms: ${tails.join('; ')}.`,
     '',
     'Goals (issue 24): ratio ≤ 2, peak RSS < 512 MB, no reader 500. A 429 is the reader\'s own bound (per client), a 503 the service\'s (read gate), both with Retry-After.',
     ...(notes.length > 0 ? ['', ...notes] : []),
