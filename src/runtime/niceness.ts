@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 /** Niceness of work that must never delay a write: the lowest priority there is. */
-export const BACKGROUND_NICENESS = 19;
+const BACKGROUND_NICENESS = 19;
 
 /** Node's thread names: from Node 24 on, V8's helpers are named; Node 22 names only the others; Node 20 none. */
 const V8_HELPER = 'V8Worker';
@@ -17,10 +17,10 @@ const DEFAULT_V8_POOL_SIZE = 4;
 export type ThreadName = { tid: number; name: string };
 
 /** Lowers the calling thread's priority; false where it could not. */
-export function lowerThisThread(niceness = BACKGROUND_NICENESS): boolean {
+export function lowerThisThread(): boolean {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && lower(tid, niceness);
+    return Number.isInteger(tid) && lower(tid);
   } catch {
     return false;
   }
@@ -32,7 +32,7 @@ export function lowerThisThread(niceness = BACKGROUND_NICENESS): boolean {
  * read threads' garbage. The serving thread still collects its own garbage itself when they lag.
  * Returns how many threads were lowered.
  */
-export function lowerV8Helpers(niceness = BACKGROUND_NICENESS): number {
+export function lowerV8Helpers(): number {
   let threads: ThreadName[];
   try {
     threads = readdirSync('/proc/self/task').map(Number).sort((a, b) => a - b)
@@ -40,7 +40,7 @@ export function lowerV8Helpers(niceness = BACKGROUND_NICENESS): number {
   } catch {
     return 0;
   }
-  return v8HelpersAmong(threads, v8PoolSize()).filter((tid) => lower(tid, niceness)).length;
+  return v8HelpersAmong(threads, v8PoolSize()).filter(lower).length;
 }
 
 /**
@@ -68,9 +68,9 @@ function v8PoolSize(): number | null {
   return Number(given) > 0 ? Number(given) : null;
 }
 
-function lower(tid: number, niceness: number): boolean {
+function lower(tid: number): boolean {
   try {
-    setPriority(tid, niceness);
+    setPriority(tid, BACKGROUND_NICENESS);
     return true;
   } catch {
     return false;

@@ -3,19 +3,17 @@
 // thread and libuv's pool (where the WAL's fsync runs) at the process's own; without read threads,
 // every thread at the process's own.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { v8HelpersAmong, type ThreadName } from '../../src/runtime/niceness.ts';
-import { outputOf } from '../support/child-output.ts';
+import { LedgerNode } from '../support/ledger-node.ts';
+import { freePort } from '../support/ports.ts';
 
-const LEDGER_BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
 const linux = process.platform === 'linux';
 
-type Thread = { tid: number; name: string; nice: number };
+type Thread = ThreadName & { nice: number };
 
 function threadsOf(pid: number): Thread[] {
   return readdirSync(`/proc/${pid}/task`).map(Number).sort((a, b) => a - b).map((tid) => {
@@ -25,26 +23,15 @@ function threadsOf(pid: number): Thread[] {
   });
 }
 
-/** Runs `ledger serve` until it listens, then hands its threads to `check` and stops it. */
+/** Runs `ledger serve` until it answers, then hands its threads and its output to `check` and stops it. */
 async function withServer(env: Record<string, string>, check: (threads: Thread[], output: string) => void): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-nice-'));
-  const child = spawn(process.execPath, [LEDGER_BIN, 'serve'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: dir, PORT: '0', HOST: '127.0.0.1', LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ledger.db')}`, LEDGER_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = outputOf(child);
-  let seen = '';
-  child.stdout!.on('data', (c: Buffer) => (seen += c.toString()));
+  const node = new LedgerNode('nice', await freePort(), { LEDGER_DATABASE_URL: `sqlite:${join(dir, 'ledger.db')}`, LEDGER_LOG_LEVEL: 'info', ...env }, dir);
   try {
-    for (let waited = 0; !/Server listening at/.test(seen); waited += 50) {
-      if (child.exitCode !== null || waited > 30_000) throw new Error(`ledger serve did not listen:\n${(await output).stdout}${(await output).stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    check(threadsOf(child.pid!), seen);
+    await node.start();
+    check(threadsOf(node.pid!), node.output);
   } finally {
-    child.kill('SIGTERM');
-    await output;
+    await node.terminate();
     rmSync(dir, { recursive: true, force: true });
   }
 }
