@@ -12,25 +12,27 @@ import { loadWitnessPolicy } from './log/service.ts';
 import { selectMarketData } from './market/select.ts';
 import { openForReads, openReadReplica } from './store/open.ts';
 import { lowerThisThread } from './runtime/niceness.ts';
+import { readPacer, SharedPacing } from './runtime/loop-share.ts';
 import { WINDOW, type FromReadThread, type ReadThreadData, type ToReadThread } from './read-threads.ts';
 import type { HandedRead } from './api/read-handoff.ts';
 
 const port = parentPort!;
 const post = (message: FromReadThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
-/** The serving thread admitted the read (rate limit, gate): here it only runs. */
+/** The serving thread admitted the read (rate limit, gate): here it only runs, paced as it would be there. */
 function readThreadConfig(config: Config): Config {
   return {
     ...config,
     redisUrl: null,
     adminToken: null,
     metrics: { ...config.metrics, enabled: false, port: null },
-    readBounds: { ...config.readBounds, concurrency: 1024, perClient: 1024, queue: 0, waitMs: 0, cacheBytes: 0, loopSharePercent: 100 },
+    readBounds: { ...config.readBounds, concurrency: 1024, perClient: 1024, queue: 0, waitMs: 0, cacheBytes: 0 },
   };
 }
 
 async function open(data: ReadThreadData) {
   const config = readThreadConfig(data.config);
+  readPacer.join(new SharedPacing(data.pacing));
   const store = await openForReads(config.databaseUrl, { readPoolSize: config.readBounds.poolSize, poolSize: 2 });
   const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl, { readPoolSize: config.readBounds.poolSize }) : null;
   const witnessPolicy = config.witnessPolicyFile ? await loadWitnessPolicy(config.witnessPolicyFile) : null;

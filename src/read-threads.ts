@@ -28,7 +28,12 @@ export type FromReadThread =
   | { kind: 'log'; level: 'warn' | 'error'; message: string };
 
 /** What a read thread starts from. */
-export type ReadThreadData = { config: Config; logVkey: string | null };
+export type ReadThreadData = {
+  config: Config;
+  logVkey: string | null;
+  /** The serving thread's pacing memory (runtime/loop-share.ts): the thread paces its reads while writes arrive. */
+  pacing: SharedArrayBuffer;
+};
 
 /** Chunks a read thread may send ahead of the socket. */
 export const WINDOW = 8;

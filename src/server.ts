@@ -18,6 +18,7 @@ import type { LedgerStore } from './store/port.ts';
 import { LogRelay } from './runtime/log-relay.ts';
 import { ReadThreads } from './read-threads.ts';
 import { lowerV8Helpers } from './runtime/niceness.ts';
+import { readPacer } from './runtime/loop-share.ts';
 
 /** How long the start waits for its read threads before it listens without them (src/read-threads.ts). */
 const READ_THREADS_START_WAIT_MS = 5_000;
@@ -65,7 +66,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     store, config, checkSignature: signatureChecker(store, verifier.verify), readReplica, logVkey: logKey.vkey, witnessPolicy, log: relay,
   }, { market: market.market });
   const readThreads = config.readBounds.threads > 0 && config.databaseUrl !== 'sqlite::memory:'
-    ? new ReadThreads({ threads: config.readBounds.threads, heapMb: config.readBounds.threadHeapMb, data: { config, logVkey: logKey.vkey }, log })
+    ? new ReadThreads({ threads: config.readBounds.threads, heapMb: config.readBounds.threadHeapMb, data: { config, logVkey: logKey.vkey, pacing: readPacer.pacing.memory }, log })
     : null;
   // The vault's keyring is checked against the database before anything listens: a wrong, malformed
   // or missing key stops the start (one line), rather than failing the first connect or sync.

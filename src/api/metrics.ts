@@ -215,6 +215,13 @@ export class Metrics {
       },
     });
     new Counter({
+      name: 'ledger_read_paced_turns_total', help: 'Slices of long public reads that waited for room while writes arrived (the loop share), on the serving thread and the read threads', registers,
+      collect() {
+        this.reset();
+        this.inc(readPacer.pacing.turnsWaited);
+      },
+    });
+    new Counter({
       name: 'ledger_read_gate_refused_total', help: 'Public reads refused by the read gate: by their client\'s bound (bound="client", 429) or the service\'s (bound="global", 503)', labelNames: ['bound'], registers,
       collect() {
         this.reset();

@@ -12,7 +12,11 @@
 // refusals). And reads are paced only while there are writes to make room for: a write seen in the
 // last `writeWindowMs` (`writeSeen`, called as a write arrives). A reader alone, an export at night,
 // runs at the loop's full speed; the first write to arrive waits at most for one slice.
-// One process has one event loop, so one pacer per process (`readPacer`).
+// One pacer per thread (`readPacer`). A read thread's pacer keeps its reads to the same share of
+// that thread's loop, and learns of the writes from the serving thread, through memory they
+// share (`SharedPacing`): the reads' CPU, their garbage, their compression in the thread pool and the
+// database's work for them then shrink while writes arrive, leaving the machine's cores to the
+// record path, however low the read threads' priority already is.
 // This folder imports nothing of the project, and anything may import it.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
@@ -41,13 +45,48 @@ export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.5, maxWaitMs: 250
 
 type Waiter = { resolve: () => void; since: number };
 
+/** Microseconds on the wall clock, the same in every thread of the process. */
+const wallMicros = () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1_000));
+
+/**
+ * What the serving thread's pacer and its read threads' share, in memory all of them see: when
+ * the last write arrived (the serving thread notes it), and the turns the reads waited for, in all.
+ */
+export class SharedPacing {
+  private readonly cells: BigInt64Array;
+
+  /** New memory, or (given another thread's `memory`) a view of that thread's. */
+  constructor(readonly memory: SharedArrayBuffer = new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT)) {
+    this.cells = new BigInt64Array(memory);
+  }
+
+  written(): void {
+    Atomics.store(this.cells, 0, wallMicros());
+  }
+
+  /** Milliseconds since the last write (Infinity before the first). */
+  sinceLastWrite(): number {
+    const at = Atomics.load(this.cells, 0);
+    return at === 0n ? Infinity : Number(wallMicros() - at) / 1_000;
+  }
+
+  waited(): void {
+    Atomics.add(this.cells, 1, 1n);
+  }
+
+  /** Turns that waited, in every thread that shares this memory. */
+  get turnsWaited(): number {
+    return Number(Atomics.load(this.cells, 1));
+  }
+}
+
 export class LoopShare {
   private options: LoopShareOptions;
   private busy = 0;
   private last: EventLoopUtilization | null = null;
   private lastAt = 0;
   private lastAsked = 0;
-  private lastWrite = -Infinity;
+  private shared = new SharedPacing();
   private timer: NodeJS.Timeout | null = null;
   private readonly waiting: Waiter[] = [];
   private draining = false;
@@ -74,7 +113,17 @@ export class LoopShare {
 
   /** A write arrived: reads make room for writes over the next `writeWindowMs`. */
   writeSeen(): void {
-    this.lastWrite = performance.now();
+    this.shared.written();
+  }
+
+  /** The memory this pacer shares: the serving thread's, to give to its read threads. */
+  get pacing(): SharedPacing {
+    return this.shared;
+  }
+
+  /** Paces by the serving thread's writes and counts into its turns (a read thread's pacer). */
+  join(pacing: SharedPacing): void {
+    this.shared = pacing;
   }
 
   /** Reads waiting for a turn now. */
@@ -148,13 +197,14 @@ export class LoopShare {
   }
 
   private writesNear(): boolean {
-    return this.options.writeWindowMs === Infinity || performance.now() - this.lastWrite < this.options.writeWindowMs;
+    return this.options.writeWindowMs === Infinity || this.shared.sinceLastWrite() < this.options.writeWindowMs;
   }
 
   /** The oldest waiting read's turn. */
   private give(): void {
     const w = this.waiting.shift()!;
     this.stats.waited++;
+    this.shared.waited();
     w.resolve();
   }
 

@@ -19,6 +19,7 @@ import { Operators } from '../../src/ledger/operators.ts';
 import { loadLogKey } from '../../src/log/key.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { ReadThreads, WINDOW } from '../../src/read-threads.ts';
+import { SharedPacing } from '../../src/runtime/loop-share.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { postDecision } from '../support/app.ts';
 import { forEachStore, sqliteKind } from '../support/stores.ts';
@@ -152,13 +153,64 @@ await forEachStore('public reads answered by a read thread', (kind) => {
   });
 });
 
+test('a read thread paces its long reads while writes arrive on the serving thread, and not while none do', async () => {
+  const kind = sqliteKind();
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-read-pacing-'));
+  const url = await kind.freshUrl();
+  const logKey = await loadLogKey({ keyFile: null, dataDir: dir, origin: 'read-threads.test' });
+  assert.ok(logKey.ok);
+  const server = await startServer(loadConfig({
+    ...QUIET, PORT: '0', LEDGER_DATABASE_URL: url, LEDGER_LOG_KEY_FILE: logKey.value.source.path, LEDGER_MASTER_KEY: randomBytes(32).toString('base64'),
+    LEDGER_READ_THREADS: '1', LEDGER_METRICS: 'true', LEDGER_READ_LOOP_SHARE: '5',
+  }));
+  const paced = async () => Number(/^ledger_read_paced_turns_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]);
+  try {
+    const whale = `paced-whale-${process.pid}`;
+    const created = await new Operators(server.store, systemClock).createAgent({ handle: whale, demo: false });
+    assert.ok(created.ok);
+    const secret = created.value.apiKey.secret;
+    for (let i = 0; i < 80; i++) {
+      const res = await postDecision(server.ledger, secret, { symbol: 'NVDA', action: 'BUY', metadata: { blob: BLOB } });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    await sleep(1_200); // past the pacer's window: no write near
+    const before = await paced();
+    const alone = await fetch(`${server.url}/v1/export?agent=${whale}`, { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(alone.status, 200);
+    assert.ok((await alone.text()).split('\n').filter(Boolean).length > 80, 'the export is whole');
+    assert.equal(await paced(), before, 'a reader alone is not paced');
+
+    let writing = true;
+    const writes = (async () => {
+      for (let i = 0; writing; i++, await sleep(20)) {
+        const res = await postDecision(server.ledger, secret, { symbol: 'NVDA', action: 'SELL', thesis: `meanwhile ${i}` });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+    })();
+    try {
+      await sleep(50);
+      const during = await fetch(`${server.url}/v1/export?agent=${whale}`, { headers: { 'accept-encoding': 'identity' } });
+      assert.equal(during.status, 200);
+      assert.ok((await during.text()).split('\n').filter(Boolean).length >= 80, 'the export is whole');
+    } finally {
+      writing = false;
+      await writes;
+    }
+    assert.ok(await paced() > before, 'the read thread waited for room while the writes arrived');
+  } finally {
+    await server.stop();
+    await kind.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a read thread that stops: its read is answered on the serving thread, and it starts again', async () => {
   const kind = sqliteKind();
   const store = await kind.open();
   const config = loadConfig({ ...QUIET, LEDGER_DATABASE_URL: 'sqlite::memory:' });
   const said: string[] = [];
   const threads = new ReadThreads({
-    threads: 1, heapMb: 64, data: { config, logVkey: null }, log: (_level, message) => said.push(message),
+    threads: 1, heapMb: 64, data: { config, logVkey: null, pacing: new SharedPacing().memory }, log: (_level, message) => said.push(message),
     entry: new URL('../support/read-thread-exits.ts', import.meta.url),
   });
   await threads.start(30_000);

@@ -1,9 +1,12 @@
 // The read pacer (src/runtime/loop-share.ts): turns at once while the event loop has room, held
 // while it is busy past the share (at most maxWaitMs), never held at a share of 1, and a paced
-// stream yields every line in order and closes its source when the reader stops early.
+// stream yields every line in order and closes its source when the reader stops early; a read
+// thread's pacer, through the memory it shares with the serving thread's, paces by its writes.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { test } from 'node:test';
-import { LoopShare, pacedLines } from '../../src/runtime/loop-share.ts';
+import { Worker } from 'node:worker_threads';
+import { LoopShare, pacedLines, SharedPacing } from '../../src/runtime/loop-share.ts';
 
 /** Keeps the event loop busy about `share` of the time (a timer that spins), until stopped. */
 function keepBusy(share: number): () => void {
@@ -122,5 +125,44 @@ test('with no write seen within the window a turn never waits, however busy the 
   } finally {
     stop();
     pacer.close();
+  }
+});
+
+test('a pacer that joins another\'s pacing memory is paced by that one\'s writes, and counts its waits into it', async () => {
+  const serving = new LoopShare({ share: 0.3, maxWaitMs: 300, writeWindowMs: 500 });
+  const reading = new LoopShare({ share: 0.3, maxWaitMs: 300, writeWindowMs: 500 });
+  reading.join(serving.pacing);
+  const stop = keepBusy(0.9);
+  try {
+    await reading.turn();
+    await sleep(400);
+    await reading.turn();
+    assert.equal(reading.stats.waited, 0, 'no write seen anywhere: not paced');
+    serving.writeSeen();
+    await reading.turn();
+    assert.equal(reading.stats.waited, 1, 'a write seen by the other pacer paces this one');
+    assert.equal(serving.pacing.turnsWaited, 1, 'the wait is counted where both see it');
+  } finally {
+    stop();
+    serving.close();
+    reading.close();
+  }
+});
+
+test('the pacing memory is the same in another thread: a write noted there is seen here, and waits counted there are counted here', async () => {
+  const pacing = new SharedPacing();
+  assert.equal(pacing.sinceLastWrite(), Infinity);
+  const worker = new Worker(`
+    const { workerData, parentPort } = require('node:worker_threads');
+    const cells = new BigInt64Array(workerData);
+    Atomics.store(cells, 0, BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)));
+    Atomics.add(cells, 1, 2n);
+    parentPort.postMessage('done');`, { eval: true, workerData: pacing.memory });
+  try {
+    await once(worker, 'message');
+    assert.ok(pacing.sinceLastWrite() < 1_000, `since the last write: ${pacing.sinceLastWrite()} ms`);
+    assert.equal(pacing.turnsWaited, 2);
+  } finally {
+    await worker.terminate();
   }
 });

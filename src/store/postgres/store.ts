@@ -147,8 +147,8 @@ export class PostgresStore implements LedgerStore {
       idle_in_transaction_session_timeout: this.timeouts.idleInTransactionMs,
       options: `-c search_path=${this.schema}`,
     };
-    this.writePool = new LedgerPool({ ...settings, max: options.poolSize ?? 10 });
-    this.readPool = new LedgerPool({ ...settings, max: options.readPoolSize ?? DEFAULT_READ_POOL_SIZE });
+    this.writePool = new LedgerPool({ ...settings, max: options.poolSize ?? 10, application_name: 'decision-ledger' });
+    this.readPool = new LedgerPool({ ...settings, max: options.readPoolSize ?? DEFAULT_READ_POOL_SIZE, application_name: 'decision-ledger reads' });
     for (const pool of [this.writePool, this.readPool]) {
       // A client that loses its connection emits 'error': idle ones through the pool, checked-out
       // ones on themselves. Unheard, either crashes the process; the query in flight fails anyway
