@@ -53,14 +53,25 @@ export class LedgerPool extends pg.Pool {
    * Runs `work` in one transaction on one checked-out client. `begin` may add statements to
    * BEGIN's round trip (a simple query: no parameters).
    */
-  async transaction<T>(work: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
-    const client: pg.PoolClient = await this.connect();
-    let broken: Error | undefined;
-    try {
+  transaction<T>(work: (c: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+    return this.scriptedTransaction(async (client) => {
       await client.query(begin);
       const result = await work(client);
       await client.query('COMMIT');
       return result;
+    });
+  }
+
+  /**
+   * Runs `work` on one checked-out client, whose own statements begin the transaction (BEGIN at
+   * the head of its first round trip) and commit it (COMMIT at the tail of its last). On failure,
+   * the transaction is rolled back, or the connection dropped when it is the connection that failed.
+   */
+  async scriptedTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client: pg.PoolClient = await this.connect();
+    let broken: Error | undefined;
+    try {
+      return await work(client);
     } catch (err) {
       // A connection that is gone or silent is destroyed, not rolled back: a ROLLBACK on it would
       // wait a whole query timeout more, and the server aborts the transaction when it closes.

@@ -10,8 +10,7 @@ import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../../domain/types.ts';
 import {
-  agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges,
+  type AppendFacts, type AppendPlan, type AppendQuestions, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
 import { GENESIS_PREV_HASH } from '../../core/chain.ts';
@@ -24,6 +23,7 @@ import { agentHeadFromRow, boundedChainSql, ledgerSql } from '../public-rows.ts'
 import { POSTGRES_MIGRATIONS } from './migrations.ts';
 import { PostgresLogStore } from './log.ts';
 import { LedgerPool } from './pool.ts';
+import { beginAppend, commitAppend } from './append.ts';
 import { PostgresAnchorStore } from './anchors.ts';
 import type { AnchorStore } from '../../anchor/port.ts';
 import type { CosignatureStore } from '../../log/port.ts';
@@ -298,13 +298,12 @@ export class PostgresStore implements LedgerStore {
   }
 
   async appendBatch<T>(questions: AppendQuestions, plan: (facts: AppendFacts) => AppendPlan<T>): Promise<T> {
-    // The schema name is checked against SCHEMA_NAME, so the lock key is safe as a literal.
-    const takeAppendLock = `SELECT pg_advisory_xact_lock(hashtext('${appendLockKey(this.schema)}'))`;
-    return this.pool.transaction(async (c) => {
-      const { rows, result } = plan(await appendFacts(c, questions, takeAppendLock));
-      await writeAppend(c, rows);
+    const lock = { timeoutMs: this.timeouts.appendLockMs, key: appendLockKey(this.schema) };
+    return this.pool.scriptedTransaction(async (c) => {
+      const { rows, result } = plan(await beginAppend(c, questions, lock));
+      await commitAppend(c, rows);
       return result;
-    }, `BEGIN; SET LOCAL lock_timeout = ${this.timeouts.appendLockMs}`);
+    });
   }
 
   async chainHead(agentId: string): Promise<ChainHead> {
@@ -374,81 +373,3 @@ async function insertApiKey(c: pg.Pool | pg.PoolClient, key: ApiKey & { secretHa
     [key.id, key.agentId, key.prefix, key.secretHash, key.scopes.join(' '), key.createdAt]);
 }
 
-/** Inserts records in one statement (column arrays through unnest). */
-async function insertRecords(c: pg.PoolClient, records: StoredRecord[]): Promise<void> {
-  const col = <T>(f: (r: StoredRecord) => T) => records.map(f);
-  await c.query(
-    `INSERT INTO records (id, sort_key, agent_id, type, chain_seq, recorded_at, symbol, content, content_hash, prev_hash,
-       chain_hash, signature, link_token)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-       $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])`,
-    [col((r) => r.id), col((r) => sortKeyOf(r.id)), col((r) => r.agentId), col((r) => r.type), col((r) => r.chainSeq),
-      col((r) => r.recordedAt), col((r) => r.symbol), col((r) => r.content), col((r) => r.contentHash),
-      col((r) => r.prevHash), col((r) => r.chainHash), col((r) => (r.signature ? JSON.stringify(r.signature) : null)),
-      col((r) => r.linkToken)]);
-}
-
-async function lockHeads(c: pg.PoolClient, agentIds: string[]): Promise<Map<string, HeadFact>> {
-  const rows = (await c.query(
-    `SELECT h.agent_id, h.seq, h.hash, h.recorded_at, a.status FROM chain_heads h JOIN agents a ON a.id = h.agent_id
-     WHERE h.agent_id = ANY($1::text[]) ORDER BY h.agent_id FOR UPDATE OF h`, [agentIds])).rows as Row[];
-  return new Map(rows.map((r) => [String(r.agent_id), {
-    seq: Number(r.seq), hash: String(r.hash), recordedAt: (r.recorded_at as string | null) ?? null, active: r.status === 'active',
-  }]));
-}
-
-/** Which of `pairs` match a row of `table` (agent_id, `column`) where `condition` holds. */
-async function matching(c: pg.PoolClient, pairs: AgentValue[], table: string, column: string, condition = 'TRUE'): Promise<Set<string>> {
-  if (pairs.length === 0) return new Set();
-  const rows = (await c.query(
-    `SELECT agent_id, ${column} AS value FROM ${table} WHERE ${condition}
-       AND (agent_id, ${column}) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-    [pairs.map((p) => p.agentId), pairs.map((p) => p.value)])).rows as Row[];
-  return new Set(rows.map((r) => agentValueKey(String(r.agent_id), String(r.value))));
-}
-
-/**
- * After the heads are locked: a revoke or append of these agents that committed before is seen.
- * The append lock is taken last, just before the newest id is read: the ids this batch draws from
- * it must follow every batch committed before and precede every batch committed after, and
- * nothing before needs it. Taking it late keeps the facts' round trips out of the time the lock
- * is held (bench/applock.ts). No deadlock: a holder has all its row locks already and has written
- * nothing a waiter could wait for, and a waiter has written nothing yet.
- */
-async function appendFacts(c: pg.PoolClient, questions: AppendQuestions, takeAppendLock: string): Promise<AppendFacts> {
-  const heads = await lockHeads(c, questions.agentIds);
-  const usedIdempotencyKeys = await matching(c, questions.idempotencyKeys, 'idempotency_keys', 'key');
-  const usableSigningKeys = await matching(c, questions.signingKeyIds, 'signing_keys', 'id', 'revoked_at IS NULL');
-  const usedNonces = await matching(c, questions.nonces, 'nonces', 'nonce');
-  // Its own statement: the next one's snapshot is taken after the lock, so it sees the last holder's records.
-  await c.query(takeAppendLock);
-  const [newest] = (await c.query('SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1')).rows as Row[];
-  return { heads, usedIdempotencyKeys, usableSigningKeys, usedNonces, newestSortKey: newest ? String(newest.sort_key) : null };
-}
-
-async function writeAppend(c: pg.PoolClient, rows: AppendRows): Promise<void> {
-  if (rows.records.length === 0) return;
-  await insertRecords(c, rows.records);
-  const { idempotencyKeys: keys, nonces, heads } = rows;
-  if (keys.length > 0) {
-    await c.query(
-      `INSERT INTO idempotency_keys (agent_id, key, fingerprint, record_id, status, body, created_at)
-       SELECT agent_id, key, fingerprint, record_id, status, '', created_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) AS v(agent_id, key, fingerprint, record_id, status, created_at)`,
-      [keys.map((k) => k.agentId), keys.map((k) => k.key), keys.map((k) => k.fingerprint), keys.map((k) => k.recordId),
-        keys.map((k) => k.status), keys.map((k) => k.createdAt)]);
-  }
-  if (nonces.length > 0) {
-    await c.query('INSERT INTO nonces (agent_id, nonce, record_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])',
-      [nonces.map((n) => n.agentId), nonces.map((n) => n.nonce), nonces.map((n) => n.recordId)]);
-  }
-  await c.query(
-    `UPDATE chain_heads h SET seq = v.seq, hash = v.hash, recorded_at = v.recorded_at,
-       decision_count = h.decision_count + v.decisions, execution_count = h.execution_count + v.executions,
-       activity_count = h.activity_count + v.activities, signed_count = h.signed_count + v.signed
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
-       AS v(agent_id, seq, hash, recorded_at, decisions, executions, activities, signed)
-     WHERE h.agent_id = v.agent_id`,
-    [heads.map((h) => h.agentId), heads.map((h) => h.seq), heads.map((h) => h.hash), heads.map((h) => h.recordedAt),
-      heads.map((h) => h.added.decision), heads.map((h) => h.added.execution), heads.map((h) => h.added.activity), heads.map((h) => h.added.signed)]);
-}
