@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { PostgresStore } from '../../dist/store/postgres/store.js';
 
-const APPEND_LOCK = /SELECT pg_advisory_xact_lock\(hashtext\('ledger-append:[a-z0-9_]+'\)\)/;
+const APPEND_LOCK = /SELECT pg_advisory_xact_lock\(hashtext\(E?'ledger-append:[a-z0-9_]+'\)\)/;
 const query = pg.Client.prototype.query;
 const appendBatch = PostgresStore.prototype.appendBatch;
 if (typeof query !== 'function' || typeof appendBatch !== 'function') {
@@ -17,19 +17,17 @@ if (typeof query !== 'function' || typeof appendBatch !== 'function') {
 }
 const inFlight = Number(process.env.LEDGER_TEST_BATCHES_IN_FLIGHT ?? '1');
 const early = process.env.LEDGER_TEST_APPEND_LOCK === 'early';
-const APPEND_BEGIN = /^BEGIN; SET LOCAL lock_timeout = [0-9]+$/;
+/** The head of the append's first script (src/store/postgres/append.ts). */
+const APPEND_BEGIN = /^BEGIN;\nSET LOCAL lock_timeout = [0-9]+;\n/;
 let schema = null;
 let skipped = 0;
 
 pg.Client.prototype.query = function (config, ...rest) {
-  if (early && schema !== null && typeof config === 'string' && APPEND_BEGIN.test(config)) {
-    return query.call(this, `${config}; SELECT pg_advisory_xact_lock(hashtext('ledger-append:${schema}'))`, ...rest);
-  }
-  if (typeof config === 'string' && APPEND_LOCK.test(config)) {
-    if (skipped++ === 0 && !early) process.stderr.write('no-append-lock: the first append went without the append lock\n');
-    return query.call(this, config.replace(APPEND_LOCK, 'SELECT 1'), ...rest);
-  }
-  return query.call(this, config, ...rest);
+  if (typeof config !== 'string' || !APPEND_LOCK.test(config)) return query.call(this, config, ...rest);
+  if (skipped++ === 0 && !early) process.stderr.write('no-append-lock: the first append went without the append lock\n');
+  const script = config.replace(APPEND_LOCK, 'SELECT 1');
+  const lockAtBegin = (begin) => `${begin}SELECT pg_advisory_xact_lock(hashtext('ledger-append:${schema}'));\n`;
+  return query.call(this, early ? script.replace(APPEND_BEGIN, lockAtBegin) : script, ...rest);
 };
 
 PostgresStore.prototype.appendBatch = function (questions, plan) {
