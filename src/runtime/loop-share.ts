@@ -48,9 +48,13 @@ type Waiter = { resolve: () => void; since: number };
 /** Microseconds on the wall clock, the same in every thread of the process. */
 const wallMicros = () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1_000));
 
+/** The cells of SharedPacing's memory. */
+const LAST_WRITE = 0;
+const TURNS_WAITED = 1;
+
 /**
- * What the serving thread's pacer and its read threads' share, in memory all of them see: when
- * the last write arrived (the serving thread notes it), and the turns the reads waited for, in all.
+ * What the serving thread's pacer and its read threads' pacers share, in memory all of them see:
+ * when the last write arrived (the serving thread notes it), and the turns the reads waited for, in all.
  */
 export class SharedPacing {
   private readonly cells: BigInt64Array;
@@ -61,22 +65,22 @@ export class SharedPacing {
   }
 
   written(): void {
-    Atomics.store(this.cells, 0, wallMicros());
+    Atomics.store(this.cells, LAST_WRITE, wallMicros());
   }
 
   /** Milliseconds since the last write (Infinity before the first). */
   sinceLastWrite(): number {
-    const at = Atomics.load(this.cells, 0);
+    const at = Atomics.load(this.cells, LAST_WRITE);
     return at === 0n ? Infinity : Number(wallMicros() - at) / 1_000;
   }
 
   waited(): void {
-    Atomics.add(this.cells, 1, 1n);
+    Atomics.add(this.cells, TURNS_WAITED, 1n);
   }
 
   /** Turns that waited, in every thread that shares this memory. */
   get turnsWaited(): number {
-    return Number(Atomics.load(this.cells, 1));
+    return Number(Atomics.load(this.cells, TURNS_WAITED));
   }
 }
 

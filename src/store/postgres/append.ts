@@ -32,7 +32,7 @@ function array(values: Literal[], type: 'text' | 'bigint' | 'int'): string {
 
 const column = <T, V extends Literal>(rows: T[], type: 'text' | 'bigint' | 'int', f: (row: T) => V) => array(rows.map(f), type);
 
-/** What the facts' script asks, in the order its statements answer. */
+/** One lookup of the facts' script: which of `pairs` have a row in `table` where `condition` holds. */
 type Lookup = { pairs: AgentValue[]; table: string; column: string; condition: string };
 
 function lookupSql({ pairs, table, column: col, condition }: Lookup): string {
@@ -67,10 +67,12 @@ export async function beginAppend(c: pg.PoolClient, questions: AppendQuestions, 
     'SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1',
   ];
   const results = (await runScript(c, script)).slice(-script.length); // the last are this script's (a test preload may add a statement)
-  const answer = (k: (typeof asked)[number]) => (asked.includes(k) ? found(results[3 + asked.indexOf(k)]!) : new Set<string>());
+  const [, , heads, ...afterHeads] = results;
+  const answers = new Map(asked.map((k, i) => [k, found(afterHeads[i]!)]));
+  const answer = (k: (typeof asked)[number]) => answers.get(k) ?? new Set<string>();
   const [newest] = results.at(-1)!;
   return {
-    heads: headFacts(results[2]!),
+    heads: headFacts(heads!),
     usedIdempotencyKeys: answer('idempotency'),
     usableSigningKeys: answer('signing'),
     usedNonces: answer('nonces'),
