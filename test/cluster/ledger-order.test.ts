@@ -29,11 +29,27 @@ const PAGE = 200;
 
 type LedgerPage = { data: { entry: { id: string } }[]; next_cursor: string | null };
 
+/** Refusals a walker takes, waiting Retry-After as an honest client does, before it gives up. */
+const REFUSALS_TAKEN = 10;
+
+/**
+ * A page of /v1/ledger. The reads yield to the writes (docs/operations.md, "Bounds on public
+ * reads"), so under these writers a read may be refused (429 or 503, with Retry-After): the
+ * walker waits as told and asks again; what it is testing is the order of what it is given.
+ */
 async function ledgerPage(target: Target, cursor: string | null): Promise<LedgerPage> {
   const query = new URLSearchParams({ limit: String(PAGE), ...(cursor ? { cursor } : {}) });
-  const res = await fetch(`${target.url}/v1/ledger?${query}`, { signal: AbortSignal.timeout(20_000) });
-  assert.equal(res.status, 200, `${target.name}: GET /v1/ledger answered ${res.status}`);
-  return (await res.json()) as LedgerPage;
+  for (let refused = 0; ; refused++) {
+    const res = await fetch(`${target.url}/v1/ledger?${query}`, { signal: AbortSignal.timeout(20_000) });
+    const retryAfter = Number(res.headers.get('retry-after'));
+    if ((res.status === 429 || res.status === 503) && retryAfter > 0 && refused < REFUSALS_TAKEN) {
+      await res.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1_000));
+      continue;
+    }
+    assert.equal(res.status, 200, `${target.name}: GET /v1/ledger answered ${res.status}${refused > 0 ? ` after ${refused} refusals` : ''}`);
+    return (await res.json()) as LedgerPage;
+  }
 }
 
 const sortKey = (id: string) => id.slice(id.indexOf('_') + 1);
