@@ -33,11 +33,11 @@ function array(values: Literal[], type: 'text' | 'bigint' | 'int'): string {
 const column = <T, V extends Literal>(rows: T[], type: 'text' | 'bigint' | 'int', f: (row: T) => V) => array(rows.map(f), type);
 
 /** One lookup of the facts' script: which of `pairs` have a row in `table` where `condition` holds. */
-type Lookup = { pairs: AgentValue[]; table: string; column: string; condition: string };
+type Lookup = { pairs: AgentValue[]; table: string; valueColumn: string; condition: string };
 
-function lookupSql({ pairs, table, column: col, condition }: Lookup): string {
-  return `SELECT agent_id, ${col} AS value FROM ${table} WHERE ${condition}
-    AND (agent_id, ${col}) IN (SELECT * FROM unnest(${column(pairs, 'text', (p) => p.agentId)}, ${column(pairs, 'text', (p) => p.value)}))`;
+function lookupSql({ pairs, table, valueColumn, condition }: Lookup): string {
+  return `SELECT agent_id, ${valueColumn} AS value FROM ${table} WHERE ${condition}
+    AND (agent_id, ${valueColumn}) IN (SELECT * FROM unnest(${column(pairs, 'text', (p) => p.agentId)}, ${column(pairs, 'text', (p) => p.value)}))`;
 }
 
 const found = (rows: Row[]) => new Set(rows.map((r) => agentValueKey(String(r.agent_id), String(r.value))));
@@ -52,9 +52,9 @@ const found = (rows: Row[]) => new Set(rows.map((r) => agentValueKey(String(r.ag
  */
 export async function beginAppend(c: pg.PoolClient, questions: AppendQuestions, lock: { timeoutMs: number; key: string }): Promise<AppendFacts> {
   const lookups: Record<'idempotency' | 'signing' | 'nonces', Lookup> = {
-    idempotency: { pairs: questions.idempotencyKeys, table: 'idempotency_keys', column: 'key', condition: 'TRUE' },
-    signing: { pairs: questions.signingKeyIds, table: 'signing_keys', column: 'id', condition: 'revoked_at IS NULL' },
-    nonces: { pairs: questions.nonces, table: 'nonces', column: 'nonce', condition: 'TRUE' },
+    idempotency: { pairs: questions.idempotencyKeys, table: 'idempotency_keys', valueColumn: 'key', condition: 'TRUE' },
+    signing: { pairs: questions.signingKeyIds, table: 'signing_keys', valueColumn: 'id', condition: 'revoked_at IS NULL' },
+    nonces: { pairs: questions.nonces, table: 'nonces', valueColumn: 'nonce', condition: 'TRUE' },
   };
   const asked = (['idempotency', 'signing', 'nonces'] as const).filter((k) => lookups[k].pairs.length > 0);
   const script = [
@@ -66,7 +66,7 @@ export async function beginAppend(c: pg.PoolClient, questions: AppendQuestions, 
     `SELECT pg_advisory_xact_lock(hashtext(${literal(lock.key)}))`,
     'SELECT sort_key FROM records ORDER BY sort_key DESC LIMIT 1',
   ];
-  const results = (await runScript(c, script)).slice(-script.length); // the last are this script's (a test preload may add a statement)
+  const results = await runScript(c, script);
   const [, , heads, ...afterHeads] = results;
   const answers = new Map(asked.map((k, i) => [k, found(afterHeads[i]!)]));
   const answer = (k: (typeof asked)[number]) => answers.get(k) ?? new Set<string>();
