@@ -23,8 +23,15 @@ const skip = skipUnlessAble('postgres-server');
 const WITHOUT_LOCK = process.env.LEDGER_TEST_NO_APPEND_LOCK === '1';
 
 const AGENTS = 12;
-/** Writes per writer (two writers per agent): more in the long variant (LEDGER_TEST_LONG=1). */
-const WRITES_PER_WRITER = longOrShort(100, 40);
+/** Writes at least, over two writers per agent: more in the long variant (LEDGER_TEST_LONG=1). */
+const WRITES = AGENTS * 2 * longOrShort(100, 40);
+/**
+ * The writers go on until the readers have done this much while they wrote, so that the readers'
+ * checks are made under writes however much the reads yield to the writes on a busy machine.
+ */
+const WALKS = 3;
+const POLLS = 10;
+const READERS_DEADLINE_MS = 120_000;
 const PAGE = 200;
 
 type LedgerPage = { data: { entry: { id: string } }[]; next_cursor: string | null };
@@ -107,9 +114,8 @@ describe(`/v1/ledger and the global log under writers on three nodes${WITHOUT_LO
     for (let i = 0; i < AGENTS; i++) agents.push(await cluster.agent('order'));
     const nextWriteNode = cluster.roundRobin();
     const writers = agents.flatMap((agent) => [0, 1].map(() => ({ agent, target: nextWriteNode })));
-    const load = new WriteLoad(writers, { maxPerWriter: WRITES_PER_WRITER }).start();
+    const load = new WriteLoad(writers).start();
     let writing = true;
-    const finished = load.finished().finally(() => (writing = false));
 
     const nextReadNode = cluster.roundRobin();
     const follower = new Follower();
@@ -133,13 +139,20 @@ describe(`/v1/ledger and the global log under writers on three nodes${WITHOUT_LO
         polls++;
       }
     })();
-    // Awaited below; a reader's failure must not crash the process as an unheard rejection first.
-    for (const reader of [walker, following]) reader.catch(() => undefined);
-    const outcomes = await finished;
+    // A reader stops while the writers write only by failing; awaited below, its failure must not
+    // crash the process as an unheard rejection first.
+    let readerStopped = false;
+    for (const reader of [walker, following]) void reader.then(() => undefined, () => undefined).finally(() => (readerStopped = true));
+    const deadline = Date.now() + READERS_DEADLINE_MS;
+    while (!readerStopped && (acknowledged(load.outcomes).length < WRITES || walks < WALKS || polls < POLLS) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const outcomes = await load.stop();
+    writing = false;
     await Promise.all([walker, following]);
     await follower.poll(nextReadNode);
     assert.equal(acknowledged(outcomes).length, outcomes.length, summary(outcomes));
-    assert.ok(walks >= 3 && polls >= 10, `the readers ran while the writers did (${walks} walks, ${polls} polls)`);
+    assert.ok(walks >= WALKS && polls >= POLLS, `the readers ran while the writers did (${walks} walks, ${polls} polls in ${READERS_DEADLINE_MS / 1000} s)`);
 
     const { rows: records } = await cluster.store.pool.query('SELECT id FROM records ORDER BY id');
     const all = records.map((r: { id: string }) => r.id);
