@@ -23,7 +23,7 @@ const p = (i: number) => `$${i}`;
 const OBSERVED_PREFIX_SQL = observedPrefixSql(p);
 const PRICED_DECISIONS_SQL = pricedDecisionsSql(p);
 /** A decision not observed yet has its content parsed once (as the priced_decisions projection parses it); no other record. */
-const CHAIN_TERMS_SQL = chainTermsSql(p, {
+export const CHAIN_TERMS_SQL = chainTermsSql(p, {
   join: `LEFT JOIN LATERAL (SELECT * FROM json_to_record(r.content::json) AS t(${TERM_NAMES.map((n) => `${n} json`).join(', ')})
     WHERE r.type = 'decision' AND pd.chain_seq IS NULL) c ON true`,
   term: (name) => `CASE json_typeof(c.${name}) WHEN 'string' THEN c.${name} #>> '{}' END`,
