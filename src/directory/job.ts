@@ -23,7 +23,11 @@ export const DIRECTORY_JOB = {
   records: 5_000,
   /** Agents checked per turn by the sweep. */
   window: 2_000,
-  /** Wait between turns when every row is level; a turn that filled its batch goes again at once. */
+  /**
+   * Wait between turns. A turn that read as many records as it may, or found more stale agents
+   * than a batch, goes again at once; one that found a few records does not: while agents record
+   * all the time, the board follows them every turn, not at once after each record.
+   */
   pollMs: 5_000,
   /** Wait after a failed turn. */
   retryMs: 30_000,
@@ -36,6 +40,8 @@ export type DirectoryJobDeps = {
   refresh?: (agent: Agent) => Promise<void>;
   log?: (level: 'warn' | 'info', message: string) => void;
   batch?: number;
+  /** Records read per turn for the agents that recorded (DIRECTORY_JOB.records). */
+  records?: number;
   pollMs?: number;
 };
 
@@ -72,7 +78,8 @@ export class DirectoryJob {
     const now = this.deps.clock.now();
     await this.directory.prune(new Date(now.getTime() - CURSOR_TTL_MS).toISOString());
     this.recordsMark ??= (await this.deps.store.newestSortKey()) ?? '';
-    const recent = await this.directory.recordedAfter(this.recordsMark, DIRECTORY_JOB.records);
+    const recordsLimit = this.deps.records ?? DIRECTORY_JOB.records;
+    const recent = await this.directory.recordedAfter(this.recordsMark, recordsLimit);
     for (const id of recent.agents) await this.projectOne(id);
     if (recent.last !== null) this.recordsMark = recent.last;
     const { stale, last } = await this.directory.staleAgents(this.sweepAfter, DIRECTORY_JOB.window);
@@ -83,7 +90,7 @@ export class DirectoryJob {
     }
     // A window with more than a batch goes on after the last projected; else the sweep moves on (and wraps).
     this.sweepAfter = stale.length > batch ? due.at(-1)! : (last ?? '');
-    const busy = stale.length > batch || recent.last !== null;
+    const busy = stale.length > batch || recent.records >= recordsLimit;
     return busy ? 0 : (this.deps.pollMs ?? DIRECTORY_JOB.pollMs);
   }
 

@@ -80,6 +80,9 @@ export type BoardCounts = {
 /** The share of decisions signed, and of executions linked by link token, that make an agent signed or broker-verified. */
 export const LEVEL_SHARE_PERCENT = 90;
 
+/** What `recordedAfter` read: the agents that recorded, how many records, the last sort key read (null: none). */
+export type RecordedAfter = { agents: string[]; records: number; last: string | null };
+
 export interface DirectoryStore {
   board(): Promise<BoardState>;
   page(q: BoardPageQuery): Promise<Headline[]>;
@@ -90,8 +93,8 @@ export interface DirectoryStore {
    * past the last agent). A sweep of the board a window at a time.
    */
   staleAgents(afterId: string, window: number): Promise<{ stale: string[]; last: string | null }>;
-  /** The agents of the records after `sortKey` (at most `limit` records, oldest first), and the last sort key read. */
-  recordedAfter(sortKey: string, limit: number): Promise<{ agents: string[]; last: string | null }>;
+  /** The agents of the records after `sortKey` (at most `limit` records, oldest first). */
+  recordedAfter(sortKey: string, limit: number): Promise<RecordedAfter>;
   /** Replaces the agent's current row; answers the board version it was written at. */
   project(h: Headline): Promise<number>;
   /** Deletes the rows superseded before `before` (an ISO instant); answers the board's pruned_through. */

@@ -1,7 +1,7 @@
 // The directory port's SQL, one text for both adapters (placeholders from `p`).
 import type { AgentStatus } from '../domain/types.ts';
 import { LEVEL_SHARE_PERCENT, UNRANKED_KEY } from '../directory/port.ts';
-import type { BoardSort, Headline, BoardFilter, BoardPageQuery, BoardState, BoardCounts } from '../directory/port.ts';
+import type { BoardSort, Headline, BoardFilter, BoardPageQuery, BoardState, BoardCounts, RecordedAfter } from '../directory/port.ts';
 
 // Filter values are typed (an enum, an integer, booleans) and written into the text; instants, keys
 // and ids are parameters.
@@ -94,8 +94,8 @@ export function recordedAfterSql(p: (i: number) => string): string {
   return `SELECT agent_id, sort_key FROM records WHERE sort_key > ${p(1)} ORDER BY sort_key LIMIT ${p(2)}`;
 }
 
-export function recordedFromRows(rows: Record<string, unknown>[]): { agents: string[]; last: string | null } {
-  return { agents: [...new Set(rows.map((r) => String(r.agent_id)))], last: rows.length === 0 ? null : String(rows.at(-1)!.sort_key) };
+export function recordedFromRows(rows: Record<string, unknown>[]): RecordedAfter {
+  return { agents: [...new Set(rows.map((r) => String(r.agent_id)))], records: rows.length, last: rows.length === 0 ? null : String(rows.at(-1)!.sort_key) };
 }
 
 /** The new row's values, in HEADLINE_COLUMNS order after agent_id and version (superseded_* are null). */

@@ -1,6 +1,6 @@
 // The directory sub-port on PostgreSQL (store/directory-port.ts), over the PostgresStore's pool. A
 // projection holds the board row from its UPDATE to its commit, so versions commit in order.
-import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline } from '../../directory/port.ts';
+import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline, RecordedAfter } from '../../directory/port.ts';
 import {
   boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
 } from '../directory-rows.ts';
@@ -36,7 +36,7 @@ export class PostgresDirectoryStore implements DirectoryStore {
     return { stale: rows.map((r) => String(r.id)), last };
   }
 
-  async recordedAfter(sortKey: string, limit: number): Promise<{ agents: string[]; last: string | null }> {
+  async recordedAfter(sortKey: string, limit: number): Promise<RecordedAfter> {
     return recordedFromRows(await this.q(recordedAfterSql(p), [sortKey, limit]));
   }
 

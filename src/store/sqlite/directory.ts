@@ -1,5 +1,5 @@
 // The directory sub-port on SQLite (store/directory-port.ts): the same database file as the SqliteStore.
-import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline } from '../../directory/port.ts';
+import type { BoardCounts, BoardFilter, BoardPageQuery, BoardSort, BoardState, DirectoryStore, Headline, RecordedAfter } from '../../directory/port.ts';
 import {
   boardFromRow, countsFromRow, countsSql, headlineFromRow, headlineValues, insertHeadlineSql, pageParams, pageSql, recordedAfterSql, recordedFromRows, staleSql, windowEndSql,
 } from '../directory-rows.ts';
@@ -37,7 +37,7 @@ export class SqliteDirectoryStore implements DirectoryStore {
     return { stale, last: end ?? null };
   }
 
-  async recordedAfter(sortKey: string, limit: number): Promise<{ agents: string[]; last: string | null }> {
+  async recordedAfter(sortKey: string, limit: number): Promise<RecordedAfter> {
     return recordedFromRows(this.db.prepare(recordedAfterSql(q)).all(named([sortKey, limit])) as Row[]);
   }
 
