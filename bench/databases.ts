@@ -26,6 +26,12 @@ export type BenchDatabase = {
   check: (acked: Set<string>) => Promise<DurableCheck>;
   /** The settings that make a commit durable, read from the database. */
   durability: () => Promise<string>;
+  /**
+   * Settles the database after a bulk load and before a measurement: what the load left for the
+   * database to do later (PostgreSQL's checkpoint of the written pages, autovacuum of the new rows;
+   * SQLite's WAL) is done now, rather than landing in a measured phase at random. Answers what it did.
+   */
+  settle: () => Promise<string>;
   remove: () => Promise<void>;
 };
 
@@ -78,6 +84,16 @@ export function freshSqlite(): BenchDatabase {
       await store.close();
       return `journal_mode=${journal}, synchronous=${synchronous}${synchronous === 2 ? ' (FULL)' : ''} on the adapter's connection`;
     },
+    settle: async () => {
+      const db = new Database(path);
+      try {
+        db.pragma('busy_timeout = 5000');
+        db.pragma('wal_checkpoint(TRUNCATE)');
+        return 'WAL checkpointed';
+      } finally {
+        db.close();
+      }
+    },
     remove: async () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -105,6 +121,12 @@ export function freshPostgres(): BenchDatabase {
     durability: () => withClient(async (c) => {
       const show = async (name: string) => String((await c.query(`SHOW ${name}`)).rows[0][name]);
       return `fsync=${await show('fsync')}, synchronous_commit=${await show('synchronous_commit')}`;
+    }),
+    settle: () => withClient(async (c) => {
+      const { rows } = await c.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1', [schema]);
+      for (const { name } of rows) await c.query(`VACUUM (ANALYZE) ${schema}.${c.escapeIdentifier(name)}`);
+      await c.query('CHECKPOINT');
+      return `${rows.length} tables vacuumed and analysed, CHECKPOINT`;
     }),
     remove: () => withClient(async (c) => {
       await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

@@ -9,8 +9,10 @@
 // runs it (its RSS is the goal's). The per-minute read limit is lifted, so what holds
 // the reader back is the read gate (docs/operations.md, "Bounds on public reads"). Loopback only.
 // The reader runs in a process of its own (reader-child.ts), apart from the writer it measures.
+// After the seeding the database is settled (databases.ts, `settle`: on PostgreSQL a VACUUM
+// ANALYZE and a CHECKPOINT), so that the seeding's aftermath does not land in (a) or (b) at random.
 //
-//   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres] [--profile <dir>]
+//   npm run bench -- hostile [--decisions 1500] [--rate 50] [--seconds 20] [--rounds 1] [--connections 64] [--no-postgres | --no-sqlite] [--no-settle] [--profile <dir>]
 import type { Request } from 'autocannon';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,7 +22,9 @@ import { benchStores, freshPostgres, freshSqlite, serviceEnv, storeName, type Be
 import { createAgents, DECISION } from './decision-load.ts';
 import { benchPath, fixed, integerFlag, logCaughtUp, markdownTable, progress, quantile, startChild, suiteFlags, type ChildServer } from './harness.ts';
 
-export type HostileBenchOptions = { decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean; profile: string | null };
+export type HostileBenchOptions = {
+  decisions: number; rate: number; seconds: number; rounds: number; connections: number; postgres: boolean; sqlite: boolean; profile: string | null; settle: boolean;
+};
 
 export function hostileOptions(argv: string[]): HostileBenchOptions {
   const v = suiteFlags(argv, {
@@ -30,12 +34,14 @@ export function hostileOptions(argv: string[]): HostileBenchOptions {
     rounds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '64' },
     'no-postgres': { type: 'boolean', default: false },
+    'no-sqlite': { type: 'boolean', default: false },
+    'no-settle': { type: 'boolean', default: false },
     profile: { type: 'string' },
   });
   return {
     decisions: integerFlag('decisions', v.decisions, 1), rate: integerFlag('rate', v.rate, 1), seconds: integerFlag('seconds', v.seconds, 1),
-    rounds: integerFlag('rounds', v.rounds, 1), connections: integerFlag('connections', v.connections, 1), postgres: !v['no-postgres'],
-    profile: v.profile ?? null,
+    rounds: integerFlag('rounds', v.rounds, 1), connections: integerFlag('connections', v.connections, 1), postgres: !v['no-postgres'], sqlite: !v['no-sqlite'],
+    profile: v.profile ?? null, settle: !v['no-settle'],
   };
 }
 
@@ -191,6 +197,7 @@ async function run(kind: Kind, o: HostileBenchOptions): Promise<Row> {
     const ids = await seedWhale(server, whale, o.decisions, `${tag}-seed`);
     await logCaughtUp(server);
     const seedSeconds = (performance.now() - started) / 1000;
+    if (o.settle) progress(`${storeName(kind)}: settled after the seeding (${await db.settle()})`);
     const row: Row = { kind, alone: [], withReaders: [], failedWrites: {}, rssAloneMb: 0, rssPeakMb: 0, readers: [], seedSeconds, usageAlone: null, usageReaders: null };
     for (let round = 0; round < o.rounds; round++) {
       progress(`${storeName(kind)} round ${round + 1}/${o.rounds}: (a) ${o.rate} writes/s alone for ${o.seconds} s`);
@@ -231,7 +238,7 @@ function statuses(readers: ReaderAnswers[]): Record<string, number> {
 export async function hostileBench(o: HostileBenchOptions): Promise<string> {
   const notes: string[] = [];
   const rows: Row[] = [];
-  for (const kind of await benchStores(o.postgres, notes)) rows.push(await run(kind, o));
+  for (const kind of await benchStores(o.postgres, notes)) if (kind !== 'sqlite' || o.sqlite) rows.push(await run(kind, o));
   const p99 = (xs: number[]) => quantile(xs, 0.99);
   const table = markdownTable(
     ['store', 'writes alone / with readers', 'write p99 alone ms', 'write p99 with readers ms', `ratio (goal ≤ ${GOAL_RATIO})`, 'non-201 writes',
@@ -252,7 +259,7 @@ export async function hostileBench(o: HostileBenchOptions): Promise<string> {
     `# hostile-reader benchmark, ${new Date().toISOString()}`,
     '',
     `Machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load average at the end ${loadavg().map((l) => fixed(l, 1)).join(' ')}.`,
-    `Ledger: one agent with ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB each (seeded through the service; ${rows.map((r) => `${storeName(r.kind)} ${fixed(r.seedSeconds, 0)} s`).join(', ')}, the log caught up before measuring).`,
+    `Ledger: one agent with ${o.decisions} decisions of ${fixed(LARGE_BODY_BYTES / 1024, 1)} KiB each (seeded through the service; ${rows.map((r) => `${storeName(r.kind)} ${fixed(r.seedSeconds, 0)} s`).join(', ')}, the log caught up${o.settle ? ', the database settled' : ''} before measuring).`,
     `Load: one writer agent at ${o.rate} writes/s for ${o.seconds} s alone (a), then again (b) while one client (autocannon, ${o.connections} keep-alive connections, accepting gzip and br) cycles over ${publicReads('h', ['r']).length} public reads; ${o.rounds} round(s) of (a) then (b). Server (the compiled dist/) and reader each in a child process, defaults except the per-minute limits (lifted). Write latency is as the writer sees it over loopback.`,
     '',
     table,
