@@ -41,7 +41,7 @@ export type LoopShareOptions = {
  * (3 s), so the reads queued behind a paced one (a browser's few reads of one page) get their
  * turn rather than a 429.
  */
-export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.5, maxWaitMs: 250, writeWindowMs: 1_000 };
+export const DEFAULT_LOOP_SHARE: LoopShareOptions = { share: 0.25, maxWaitMs: 250, writeWindowMs: 1_000 };
 
 type Waiter = { resolve: () => void; since: number };
 

@@ -157,7 +157,7 @@ await forEachStore('the read pool', (kind) => {
 
 describe('read bounds configuration', () => {
   test('the defaults docs/operations.md states', () => {
-    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 3000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4, loopSharePercent: 50, cacheBytes: 0, threads: 1, threadHeapMb: 256 });
+    assert.deepEqual(loadConfig({}).readBounds, { concurrency: 8, perClient: 4, queue: 32, waitMs: 3000, refusalDelayMs: 1000, refusalsHeld: 1024, poolSize: 4, loopSharePercent: 25, cacheBytes: 0, threads: 1, threadHeapMb: 256 });
   });
 
   test('a per-client bound above the global one stops the start', () => {
