@@ -160,6 +160,7 @@ export class LogReads {
 
   /** The log's part of /transparency: its key, its latest checkpoint, and where to read it. */
   async transparency() {
+    const witnesses = await this.witnesses?.transparency(); // their states first (witness-reads.ts)
     const stored = await this.log.latestCheckpoint();
     const latest = stored ? await this.published(stored) : null;
     return {
@@ -169,7 +170,7 @@ export class LogReads {
       checkpoint_at: stored?.createdAt ?? null,
       checkpoint_url: `${this.baseUrl}/log/checkpoint`,
       tiles_url: `${this.baseUrl}/log/tile/`,
-      ...(this.witnesses ? { witnesses: await this.witnesses.transparency(latest?.witnessed ?? null) } : {}),
+      ...(witnesses ? { witnesses: witnesses(latest?.witnessed ?? null) } : {}),
     };
   }
 }

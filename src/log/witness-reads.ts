@@ -46,11 +46,15 @@ export class WitnessReads {
     return { quorum_satisfied: quorumSatisfied(policy, new Set(names)), cosigned_by: names };
   }
 
-  /** The witnesses' part of /v1/transparency, for the published checkpoint's `witnessed`. */
-  async transparency(witnessed: WitnessedView | null): Promise<WitnessesView> {
+  /**
+   * The witnesses' part of /v1/transparency: their states, read now, completed with the status of
+   * the checkpoint the caller reads after them. Cosignatures only accrue, so a witness then never
+   * shows as having cosigned a size that the published checkpoint does not carry.
+   */
+  async transparency(): Promise<(witnessed: WitnessedView | null) => WitnessesView> {
     const { policy, cosignatures } = this.witnessing;
     const [latest, attempts] = await Promise.all([cosignatures.latestByWitness(), cosignatures.attempts()]);
-    return {
+    return (witnessed) => ({
       quorum: describeQuorum(policy),
       checkpoint: witnessed,
       witnesses: policy.witnesses.map((w) => {
@@ -67,6 +71,6 @@ export class WitnessReads {
           next_attempt_at: a?.nextAttemptAt ?? null,
         };
       }),
-    };
+    });
   }
 }
