@@ -11,7 +11,7 @@ import type { CosignatureReader, LogReader, StoredCheckpoint, StoredCosignature 
 import { seededWitnessKey, value } from '../witness/helpers.ts';
 
 const GOOD = seededWitnessKey('good.test/witness', 0x31);
-const CHECKPOINT: StoredCheckpoint = { treeSize: 4, root: new Uint8Array(32), note: 'log.test\n4\nAAAA\n\n— log.test sig\n', vkey: 'log.test+00000000+AAAA', createdAt: '2026-12-06T00:00:00.000Z' };
+const CHECKPOINT: StoredCheckpoint = { treeSize: 4, note: 'log.test\n4\nAAAA\n\n— log.test sig\n', vkey: 'log.test+00000000+AAAA', createdAt: '2026-12-06T00:00:00.000Z' };
 const COSIGNATURE: StoredCosignature = { treeSize: 4, witness: GOOD.vkey, line: '— good.test/witness cosig\n', cosignedAt: 1_796_000_000, receivedAt: '2026-12-06T00:00:01.000Z' };
 
 test('a cosignature stored while /v1/transparency is read never shows on the witness without the checkpoint', async () => {
