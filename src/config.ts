@@ -1,4 +1,6 @@
 // Configuration from the environment. A bad value stops the start with one clear line.
+import { DEFAULT_LOOP_SHARE } from './runtime/loop-share.ts';
+
 export type Config = {
   port: number;
   host: string;
@@ -152,7 +154,7 @@ function loadReadBounds(env: NodeJS.ProcessEnv): ReadBounds {
     refusalDelayMs: integer(env, 'LEDGER_READ_REFUSAL_DELAY_MS', 1_000, 0, 60_000),
     refusalsHeld: integer(env, 'LEDGER_READ_REFUSALS_HELD', 1_024, 1, 1_000_000),
     poolSize: integer(env, 'LEDGER_READ_POOL_SIZE', 4, 1, 1024),
-    loopSharePercent: integer(env, 'LEDGER_READ_LOOP_SHARE', 25, 5, 100),
+    loopSharePercent: integer(env, 'LEDGER_READ_LOOP_SHARE', Math.round(DEFAULT_LOOP_SHARE.share * 100), 5, 100),
     cacheBytes: integer(env, 'LEDGER_READ_CACHE_MB', 0, 0, 4096) * 1024 * 1024,
     threads: integer(env, 'LEDGER_READ_THREADS', 1, 0, 64),
     threadHeapMb: integer(env, 'LEDGER_READ_THREAD_HEAP_MB', 256, 64, 16_384),

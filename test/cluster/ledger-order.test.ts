@@ -142,7 +142,7 @@ describe(`/v1/ledger and the global log under writers on three nodes${WITHOUT_LO
     // A reader stops while the writers write only by failing; awaited below, its failure must not
     // crash the process as an unheard rejection first.
     let readerStopped = false;
-    for (const reader of [walker, following]) void reader.then(() => undefined, () => undefined).finally(() => (readerStopped = true));
+    for (const reader of [walker, following]) reader.finally(() => (readerStopped = true)).catch(() => undefined);
     const deadline = Date.now() + READERS_DEADLINE_MS;
     while (!readerStopped && (acknowledged(load.outcomes).length < WRITES || walks < WALKS || polls < POLLS) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
