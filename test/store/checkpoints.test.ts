@@ -1,6 +1,7 @@
-// WAL checkpoints on the SQLite store run on a worker thread (checkpointer.ts): under steady
-// writes the WAL is copied into the database file and starts over, so it stays small; every
-// record survives a reopen; and a checkpointer whose worker fails hands checkpoints back to SQLite.
+// WAL checkpoints on the SQLite store run on a worker thread (checkpointer.ts): a migration leaves
+// the WAL empty; under steady writes the WAL is copied into the database file and starts over,
+// so it stays small; every record survives a reopen; and a checkpointer whose worker fails hands
+// checkpoints back to SQLite.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +40,7 @@ test('steady appends keep the WAL short, and every record survives a reopen', as
   const path = join(dir, 'steady.db');
   const store = new SqliteStore(path, { every: 8, drainAtFrames: 64 });
   await store.migrate();
+  assert.equal(walBytes(path), 0, 'the new schema was copied out of the WAL');
   const { agent, largestWal } = await writeWaves(path, store);
   const { runs } = store.checkpointer!.stats;
   await store.close();

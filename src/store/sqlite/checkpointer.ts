@@ -164,7 +164,7 @@ export class Checkpointer {
    */
   private run(mode: Mode): Promise<CheckpointResult | null> {
     return new Promise((resolve) => {
-      const worker = this.start();
+      const worker = this.thread();
       const settle = (reply: CheckpointReply | null) => {
         worker.off('message', settle).off('error', fail).off('exit', fail);
         if (reply?.ok) return resolve(reply.result);
@@ -177,7 +177,15 @@ export class Checkpointer {
     });
   }
 
-  private start(): Worker {
+  /**
+   * Starts the thread now (the store does once migrated) rather than at the first checkpoint,
+   * which would otherwise wait for it while appends grow the WAL.
+   */
+  start(): void {
+    if (!this.failed) this.thread();
+  }
+
+  private thread(): Worker {
     if (this.worker) return this.worker;
     const workerData: CheckpointWorkerData = { path: this.path, betterSqlite3: sqliteDriverPath() };
     this.worker = startWorker(new URL('./checkpoint-worker.js', import.meta.url), { workerData });

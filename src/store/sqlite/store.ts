@@ -152,10 +152,13 @@ export class SqliteStore implements LedgerStore {
       this.db.exec(sql);
       this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, new Date().toISOString());
     });
-    SQLITE_MIGRATIONS.forEach((sql, i) => {
-      if (!applied.has(i + 1)) apply.immediate(i + 1, sql);
-    });
+    const pending = SQLITE_MIGRATIONS.map((sql, i) => ({ version: i + 1, sql })).filter(({ version }) => !applied.has(version));
+    for (const { version, sql } of pending) apply.immediate(version, sql);
+    // A new schema leaves hundreds of pages in the WAL: copied out and emptied here, before any
+    // append, so the WAL's bounds start from zero (a reader in another process may refuse, harmlessly).
+    if (pending.length > 0 && this.walSync) this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.prepared = prepareStatements(this.db);
+    this.checkpointer?.start();
   }
 
   /** A connection beside the one that migrated (a read thread's): checks the schema is current, and writes nothing to do so. */
