@@ -155,8 +155,10 @@ export class SqliteStore implements LedgerStore {
     const pending = SQLITE_MIGRATIONS.map((sql, i) => ({ version: i + 1, sql })).filter(({ version }) => !applied.has(version));
     for (const { version, sql } of pending) apply.immediate(version, sql);
     // A new schema leaves hundreds of pages in the WAL: copied out and emptied here, before any
-    // append, so the WAL's bounds start from zero (a reader in another process may refuse, harmlessly).
-    if (pending.length > 0 && this.walSync) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    // append, so the WAL's bounds count from zero. Only after a migration: an operator command
+    // beside a running service must not hold off its writers. A reader in another process can
+    // delay it (busy_timeout) or leave the WAL as it was, which the checkpointer then bounds.
+    if (pending.length > 0 && this.path !== ':memory:') this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.prepared = prepareStatements(this.db);
     this.checkpointer?.start();
   }
