@@ -1,8 +1,8 @@
-// A node:test reporter for `npm test` (scripts/run-tests.mjs): counts what ran, product tests
+// A node:test reporter for `npm test` (scripts/test-run.mjs): counts what ran, product tests
 // apart from the tooling self-tests (test/tooling/: the simulators', the test helpers' and the
 // benchmark tooling's own tests), skipped suites apart from skipped tests (node 20's closing
 // `# skipped` counts tests only, so a suite skipped whole, e.g. without PostgreSQL, showed as 0).
-// Writes one JSON line to its destination; run-tests.mjs prints the summary from it.
+// Writes one JSON line to its destination; test-run.mjs prints the summary from it.
 
 /** The group of a test, by the file it was declared in (a suite made by a test/support helper is a product test). */
 export const groupOf = (file) => (/(^|[\\/])test[\\/]tooling[\\/]/.test(file ?? '') ? 'tooling' : 'product');
