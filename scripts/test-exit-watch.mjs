@@ -17,6 +17,12 @@ import { promisify } from 'node:util';
 import workerThreads from 'node:worker_threads';
 
 const GRACE_MS = Number(process.env.LEDGER_TEST_EXIT_GRACE_MS || 10_000);
+/**
+ * An after hook's bound unless it sets its own: a teardown that hangs (a pool that never ends, a
+ * child never reaped) fails by name, and the file's watch then reports what is left, well within
+ * the file's 240 s (--test-timeout, test-run.mjs); no teardown of the suite takes a minute.
+ */
+const AFTER_HOOK_TIMEOUT_MS = Number(process.env.LEDGER_TEST_AFTER_HOOK_TIMEOUT_MS || 120_000);
 /** Where a file that did not exit is noted (a line per file) for test-run.mjs's closing summary. */
 const LINGER_DIR = process.env.LEDGER_TEST_LINGER_DIR;
 const STACK_FRAMES = 16;
@@ -115,24 +121,34 @@ function recordOn(proto, method) {
 }
 
 /**
- * node:test's `after`, wrapped so that the hooks running now are counted, and the last one's end
- * noted (a test file's named import sees the wrapper: syncBuiltinESMExports). A hook taking a
- * `done` callback is not counted.
+ * node:test's `after`, wrapped so that the hooks running now are counted, the last one's end noted,
+ * and each bounded (a test file's named import sees the wrapper: syncBuiltinESMExports). The bound
+ * is kept here rather than left to node's hook timeout, which fails the hook but cannot end its
+ * promise: the count would never come down. A hook taking a `done` callback gets node's timeout.
  */
 function countRunningAfterHooks() {
   const afterHooks = { running: 0, endedAt: 0 };
   const nodeTest = createRequire(import.meta.url)('node:test');
   const { after } = nodeTest;
-  const counted = (fn) => (typeof fn !== 'function' || fn.length > 1 ? fn : async function countedHook(context) {
+  const counted = (fn, timeoutMs) => async function countedHook(context) {
     afterHooks.running++;
+    let timer;
+    const bound = new Promise((_, reject) => {
+      timer = timers.setTimeout(() => reject(new Error(`this after hook did not end within ${timeoutMs} ms`)), timeoutMs);
+    });
     try {
-      return await fn.call(this, context);
+      return await Promise.race([fn.call(this, context), bound]);
     } finally {
+      timers.clearTimeout(timer);
       afterHooks.running--;
       afterHooks.endedAt = Date.now();
     }
-  });
-  nodeTest.after = (fn, options) => after(counted(fn), options);
+  };
+  nodeTest.after = (fn, options = {}) => {
+    const timeout = options.timeout ?? AFTER_HOOK_TIMEOUT_MS;
+    if (typeof fn !== 'function' || fn.length > 1) return after(fn, { ...options, timeout });
+    return after(counted(fn, timeout), options);
+  };
   syncBuiltinESMExports();
   return afterHooks;
 }

@@ -1,8 +1,8 @@
 // Tooling self-test (test/tooling/, reported apart from the product tests): npm test's watch on a
 // test file that does not exit (scripts/test-exit-watch.mjs, scripts/test-run.mjs). A file that
 // leaves an interval running is stopped with a report naming the interval's creation site, and
-// the run fails with one line naming the file; a file whose root after hook outlasts the grace,
-// and then exits, is not stopped.
+// the run fails with one line naming the file; a teardown that never ends fails by its bound and is
+// reported the same way; a file whose root after hook outlasts the grace, and then exits, is not stopped.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ test('passes, and leaves an interval running', () => {
 });
 `;
 
-// Its root after hook takes longer than the grace: the grace counts from the hook's end.
+// Its root after hook takes longer than the grace (within its bound): the grace counts from the hook's end.
 const SLOW_TEARDOWN = `import { after, test } from 'node:test';
 let heartbeat;
 test('passes, its interval cleared by the after hook', () => {
@@ -37,6 +37,17 @@ after(async () => {
 });
 `;
 
+// Its suite's teardown never ends, while an interval runs: the hook fails by its bound, then the watch reports.
+const HUNG_TEARDOWN = `import { after, describe, test } from 'node:test';
+describe('a suite whose teardown never ends', () => {
+  test('passes, and leaves an interval running', () => {
+    setInterval(() => undefined, 1_000);
+  });
+  after(() => new Promise(() => undefined));
+});
+`;
+const AFTER_HOOK_TIMEOUT_MS = 5_000;
+
 /** Runs `files` as npm test runs them (without the layer check and the build), with a short grace. */
 async function runAsNpmTest(files: string[]): Promise<ChildOutput & { all: string }> {
   // Without this process's NODE_TEST_CONTEXT: node's runner in the child would take itself for a nested run.
@@ -44,7 +55,7 @@ async function runAsNpmTest(files: string[]): Promise<ChildOutput & { all: strin
   const child = spawn(process.execPath, ['--input-type=module', '-e',
     `const { runTestFiles } = await import(${JSON.stringify(TEST_RUN)}); process.exit(await runTestFiles(${JSON.stringify(files)}));`], {
     cwd: PROJECT,
-    env: { ...env, LEDGER_TEST_EXIT_GRACE_MS: String(GRACE_MS) },
+    env: { ...env, LEDGER_TEST_EXIT_GRACE_MS: String(GRACE_MS), LEDGER_TEST_AFTER_HOOK_TIMEOUT_MS: String(AFTER_HOOK_TIMEOUT_MS) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = await outputOf(child);
@@ -57,6 +68,7 @@ describe('npm test on a file that does not exit after its tests', () => {
     dir = mkdtempSync(join(tmpdir(), 'ledger-exit-watch-'));
     writeFileSync(join(dir, 'lingering.test.mjs'), LINGERING);
     writeFileSync(join(dir, 'slow-teardown.test.mjs'), SLOW_TEARDOWN);
+    writeFileSync(join(dir, 'hung-teardown.test.mjs'), HUNG_TEARDOWN);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -67,6 +79,14 @@ describe('npm test on a file that does not exit after its tests', () => {
     const verdicts = run.stdout.split('\n').filter((line) => line.startsWith('npm test: ') && line.includes('did not exit'));
     assert.equal(verdicts.length, 1, run.all);
     assert.match(verdicts[0]!, /lingering\.test\.mjs did not exit after its tests ended/);
+  });
+
+  test('an after hook that never ends fails by its bound, and what is left is reported', async () => {
+    const run = await runAsNpmTest([join(dir, 'hung-teardown.test.mjs')]);
+    assert.notEqual(run.code, 0, run.all);
+    assert.match(run.all, new RegExp(`this after hook did not end within ${AFTER_HOOK_TIMEOUT_MS} ms`), run.all);
+    assert.match(run.all, /setInterval \(1000 ms\), created\n\s*(#\s*)?at TestContext\.<anonymous> \(file:\/\/\S*hung-teardown\.test\.mjs:4:5\)/, run.all);
+    assert.match(run.stdout, /^npm test: \S*hung-teardown\.test\.mjs did not exit after its tests ended/m, run.all);
   });
 
   test('a file whose after hook outlasts the grace and then exits is not stopped', async () => {
