@@ -48,10 +48,17 @@ export class RedisServer {
     }
   }
 
-  /** Stops it (SIGTERM: connections close) and waits until it is gone. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /**
+   * Stops it (SIGTERM: connections close) and waits until it is gone. A server already gone, by
+   * an exit or a signal, is not waited for: its 'exit' has been and will not come again.
+   */
   async stop(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
