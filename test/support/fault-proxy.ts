@@ -50,10 +50,18 @@ export class FaultProxy {
     upstream.on('data', (chunk) => { if (this.state === 'forward') client.write(chunk); });
   }
 
-  /** Resets every open connection; new ones are forwarded (as pg_terminate_backend or a restarted router do). */
+  /**
+   * Resets every open connection; new ones are forwarded (as pg_terminate_backend or a restarted
+   * router do). A connection whose client has hung up, and that this side has ended in turn (its
+   * FIN on its way), is destroyed instead: libuv refuses to reset a socket that is shutting down
+   * (EINVAL), node then holds the handle as closing for ever, and the process, its work done,
+   * spins in node's exit cleanup and never ends (a cluster's teardown under load: the nodes
+   * stopped, then the proxies dropped).
+   */
   drop(): void {
     for (const { client, upstream } of this.pairs) {
-      client.resetAndDestroy();
+      if (client.writableEnded) client.destroy();
+      else client.resetAndDestroy();
       upstream?.destroy();
     }
   }
