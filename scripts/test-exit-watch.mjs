@@ -25,7 +25,7 @@ const GRACE_MS = Number(process.env.LEDGER_TEST_EXIT_GRACE_MS || 10_000);
 const AFTER_HOOK_TIMEOUT_MS = Number(process.env.LEDGER_TEST_AFTER_HOOK_TIMEOUT_MS || 120_000);
 /** Where a file that did not exit is noted (a line per file) for test-run.mjs's closing summary. */
 const LINGER_DIR = process.env.LEDGER_TEST_LINGER_DIR;
-const STACK_FRAMES = 16;
+const STACK_FRAMES = 12;
 
 // Only a test file's own process: not node's runner (no NODE_TEST_CONTEXT), nor a worker thread, nor
 // a child a test starts with this process's flags (its script is no *.test.* file).
@@ -51,7 +51,13 @@ async function watchExit() {
 
 /** Creation stacks by handle owner (a Socket, a Server, a ChildProcess, a Worker, a Timeout). */
 const sites = new WeakMap();
-/** Timeouts made by setTimeout and setInterval, those done swept out now and then. */
+/**
+ * Timers with a creation site: every interval, and the timeouts of LONG_TIMEOUT_MS or more (a
+ * short one left behind shows as a Timeout in getActiveResourcesInfo(), without its site). The
+ * thousands of short timeouts a file makes (pollers, retries) are not recorded: a stack each
+ * cost the suite measurably. Those done are swept out now and then.
+ */
+const LONG_TIMEOUT_MS = 1_000;
 const timeouts = new Set();
 let sweepAt = 1_000;
 /** Worker threads running and ref'd. */
@@ -71,8 +77,10 @@ function recordCreationSites() {
     const make = timers[name];
     const recorded = function (...args) {
       const timeout = make.apply(this, args);
-      sites.set(timeout, creationSite());
-      rememberTimeout(timeout);
+      if (name === 'setInterval' || timeout._idleTimeout >= LONG_TIMEOUT_MS) {
+        sites.set(timeout, creationSite());
+        rememberTimeout(timeout);
+      }
       return timeout;
     };
     if (make[promisify.custom]) recorded[promisify.custom] = make[promisify.custom];
