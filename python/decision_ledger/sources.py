@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .note import NoteError, Verifier, parse_vkey
 import base64
 
 from .verify import (
-    ConsistencyFetcher, Report, UnusableInput, pinned_checkpoint_check, verify_chain_pages, verify_export, verify_proof,
+    BoundPassed, ConsistencyFetcher, Report, UnusableInput, nested_deeper_than, pinned_checkpoint_check, read_document, verify_chain_pages, verify_export, verify_proof,
 )
 
 _PROOF_URL = re.compile(r"^(https?://.+)/proof/[^/]+$", re.I)
@@ -25,19 +28,163 @@ def is_url(source: str) -> bool:
     return re.match(r"^https?://", source, re.I) is not None
 
 
-def _get(url: str) -> Any:
+@dataclass(frozen=True)
+class Bounds:
+    """The bounds against a server, as `ledger verify` (docs/python.md): the whole run, the longest
+    wait for a byte, the bytes of a streamed answer (an NDJSON export), of one JSON value held whole
+    (a document, or one line of an export)."""
+    timeout: float = 600.0
+    idle_timeout: float = 30.0
+    max_bytes: int = 4 * 1024 ** 3
+    max_json_bytes: int = 64 * 1024 ** 2
+
+
+_MAX_REDIRECTS = 5
+_CHUNK = 65536
+
+
+class _Run:
+    """The run's bounds and clock: every request and read checks them."""
+
+    def __init__(self, bounds: Bounds) -> None:
+        self.bounds = bounds
+        self.deadline = time.monotonic() + bounds.timeout
+
+    def wait_allowed(self) -> float:
+        """The socket timeout of the next wait: the idle bound, or what is left of the run."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise BoundPassed(f"no result within {self.bounds.timeout:g} s (--timeout)")
+        return min(self.bounds.idle_timeout, left)
+
+    def timed_out(self, url: str) -> BoundPassed:
+        if time.monotonic() >= self.deadline:
+            return BoundPassed(f"no result within {self.bounds.timeout:g} s (--timeout)")
+        return BoundPassed(f"{url} sent nothing for {self.bounds.idle_timeout:g} s (--idle-timeout)")
+
+
+_run = _Run(Bounds())
+
+
+def set_bounds(bounds: Bounds) -> None:
+    """Starts the run's clock under `bounds` (the command line calls it first)."""
+    global _run
+    _run = _Run(bounds)
+
+
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within the origin asked (scheme, host, port), up to 5 in a row."""
+    max_redirections = _MAX_REDIRECTS
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        if _origin(newurl) != _origin(req.full_url):
+            raise BoundPassed(f"{req.full_url} redirected to {newurl}, another origin: a verifier follows redirects only within "
+                                "the origin it was given (verify that URL itself if you mean to)")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or (443 if parts.scheme.lower() == "https" else 80)
+
+
+_opener = urllib.request.build_opener(_SameOrigin)
+
+
+class _Answer:
+    """An answer read under the run's bounds: each wait at most the idle bound (and what is left of
+    the run), the bytes counted; `read` holds the body whole (up to max_json_bytes), iterating
+    streams it by lines (up to max_bytes, each line up to max_json_bytes)."""
+
+    def __init__(self, url: str, response: Any) -> None:
+        self.url = url
+        self._response = response
+        self.headers = response.headers
+        self._total = 0
+
+    def __enter__(self) -> "_Answer":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._response.close()
+
+    def _chunk(self, limit: int, flag: str) -> bytes:
+        sock = _socket_of(self._response)
+        try:
+            if sock is not None:
+                sock.settimeout(_run.wait_allowed())
+            chunk: bytes = self._response.read1(_CHUNK)
+        except (TimeoutError, socket.timeout) as exc:
+            raise _run.timed_out(self.url) from exc
+        except OSError as exc:
+            raise UnusableInput(f"cannot read {self.url}: {exc}") from exc
+        self._total += len(chunk)
+        if self._total > limit:
+            raise BoundPassed(f"{self.url} sent more than {_show(limit)} ({flag})")
+        if chunk:
+            _run.wait_allowed()
+        return chunk
+
+    def read(self) -> bytes:
+        limit = _run.bounds.max_json_bytes
+        declared = self.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise BoundPassed(f"{self.url} declares {declared} bytes, over {_show(limit)} (--max-json-bytes)")
+        parts = []
+        while chunk := self._chunk(limit, "--max-json-bytes"):
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def __iter__(self) -> Iterator[bytes]:
+        line_limit = _run.bounds.max_json_bytes
+        pending = bytearray()
+        while chunk := self._chunk(_run.bounds.max_bytes, "--max-bytes"):
+            start = 0
+            end = chunk.find(b"\n")
+            while end >= 0:
+                pending += chunk[start:end + 1]
+                self._check_line(len(pending) - 1, line_limit)
+                yield bytes(pending)
+                pending.clear()
+                start = end + 1
+                end = chunk.find(b"\n", start)
+            pending += chunk[start:]
+            self._check_line(len(pending), line_limit)
+        if pending:
+            yield bytes(pending)
+
+    def _check_line(self, length: int, limit: int) -> None:
+        if length > limit:
+            raise BoundPassed(f"{self.url} sent a line longer than {_show(limit)} (--max-json-bytes)")
+
+
+def _socket_of(response: Any) -> Any:
+    """The answer's socket (http.client keeps it behind its buffered reader), to bound each wait."""
+    return getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+
+
+def _show(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n} bytes"
+
+
+def _get(url: str) -> _Answer:
     request = urllib.request.Request(url, headers={"accept": "application/x-ndjson, application/json"})
     try:
-        return urllib.request.urlopen(request, timeout=60)
+        return _Answer(url, _opener.open(request, timeout=_run.wait_allowed()))
     except urllib.error.HTTPError as exc:
-        body = exc.read().decode("utf-8", "replace")
+        with _Answer(url, exc) as answer:
+            body = answer.read().decode("utf-8", "replace")
         try:
             error = json.loads(body)["error"]
             message = f"{error['code']}: {error['message']}"
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             message = body[:200]
         raise UnusableInput(f"{url} answered {exc.code}" + (f" ({message})" if message else "")) from exc
+    except (TimeoutError, socket.timeout) as exc:
+        raise _run.timed_out(url) from exc
     except (urllib.error.URLError, OSError) as exc:
+        if isinstance(getattr(exc, "reason", None), (TimeoutError, socket.timeout)):
+            raise _run.timed_out(url) from exc
         raise UnusableInput(f"cannot fetch {url}: {exc}") from exc
 
 
@@ -47,10 +194,7 @@ def _lines(stream: Any) -> Iterator[str]:
 
 
 def _document(text: str, origin: str) -> dict[str, Any]:
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise UnusableInput(f"{origin} is neither an NDJSON export nor a JSON document: {exc}") from exc
+    document = read_document(text, origin)
     if not isinstance(document, dict):
         raise UnusableInput(f"{origin} is not a JSON object")
     return document
@@ -75,8 +219,10 @@ def _pages(first: dict[str, Any], url: str | None) -> Iterator[dict[str, Any]]:
 def published_vkey(base_url: str) -> Verifier | None:
     try:
         with _get(base_url.rstrip("/") + "/transparency") as response:
-            vkey = json.loads(response.read())["log"]["vkey"]
+            vkey = read_document(response.read().decode("utf-8", "replace"), response.url)["log"]["vkey"]
         return parse_vkey(vkey)
+    except BoundPassed:
+        raise
     except (UnusableInput, ValueError, KeyError, TypeError, NoteError):
         return None
 
@@ -92,7 +238,8 @@ def read_vkey(given: str) -> Verifier:
 def _consistency(base_url: str) -> ConsistencyFetcher:
     def fetch(size1: int, size2: int) -> list[bytes]:
         with _get(f"{base_url}/log/proof/consistency?from={size1}&to={size2}") as response:
-            return [base64.b64decode(h, validate=True) for h in json.loads(response.read())["hashes"]]
+            document = read_document(response.read().decode("utf-8", "replace"), response.url)
+            return [base64.b64decode(h, validate=True) for h in document["hashes"]]
     return fetch
 
 
@@ -147,7 +294,7 @@ def verify_source(source: str, vkey_text: str | None = None, pins: list[str] | N
         if first is None:
             raise UnusableInput(f"{source} is empty")
         try:
-            header = json.loads(first)
+            header = None if nested_deeper_than(first) else json.loads(first)
         except ValueError:
             header = None
         if isinstance(header, dict) and header.get("object") == "export":

@@ -48,6 +48,41 @@ class UnusableInput(Exception):
     """The input cannot be verified at all (exit 2)."""
 
 
+class BoundPassed(UnusableInput):
+    """A bound against the source passed (time, bytes, depth, a redirect to another origin): the
+    run ends unusable even where a failed read would otherwise be a note."""
+
+
+MAX_JSON_NESTING = 128
+"""How deep a JSON document may nest, as `ledger verify`: twice what the service accepts (64)."""
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def nested_deeper_than(text: str, limit: int = MAX_JSON_NESTING) -> bool:
+    """Whether JSON text nests arrays and objects deeper than `limit` (strings skipped), without
+    parsing it: Python's reader recurses, and fails on deep input with RecursionError."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for c in _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        depth += 1 if c in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def read_document(text: str, origin: str) -> Any:
+    """A JSON document from a source: deeper than MAX_JSON_NESTING, or not JSON, is unusable input."""
+    if nested_deeper_than(text):
+        raise BoundPassed(f"{origin} nests JSON deeper than {MAX_JSON_NESTING} levels")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UnusableInput(f"{origin} is neither an NDJSON export nor a JSON document: {exc}") from exc
+
+
 @dataclass
 class Tally:
     checked: int = 0
@@ -165,6 +200,9 @@ class ChainWalk:
         report = self.report
         report.records += 1
         report.tallies["record_form"].checked += 1
+        if isinstance(raw, str) and nested_deeper_than(raw):
+            report.fail("record_form", _where(None, None, line), f"record nests JSON deeper than {MAX_JSON_NESTING} levels")
+            return
         try:
             record = _RECORD_READER.decode(raw) if isinstance(raw, str) else raw
         except ValueError as exc:
@@ -386,10 +424,7 @@ class ExportWalk:
     (numbered from 2), then `finish` for the head and record count checks."""
 
     def __init__(self, header_line: str, origin: str) -> None:
-        try:
-            header = json.loads(header_line)
-        except ValueError as exc:
-            raise UnusableInput(f"{origin} is neither an NDJSON export nor a JSON document: {exc}") from exc
+        header = read_document(header_line, origin)
         _need(isinstance(header, dict) and header.get("object") == "export", origin, "does not start with an export header")
         _check_canon(header, origin, "export")
         agent = header.get("agent")

@@ -103,3 +103,34 @@ def test_activity_chain_passes_and_a_changed_amount_fails() -> None:
     edit_record(3, lambda r: r.update(content=r["content"].replace('"amount":"25"', '"amount":"2500"')))(lines)
     report = verify_export(header, lines, "vector")
     assert set(report.failed_names()) == {"content_bytes", "content_hash"}, "\n".join(report.lines())
+
+
+DEEP = 200_000
+
+
+def test_json_nested_200000_deep_is_each_exit_code_never_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An intact export: 0. One of its records nested 200,000 deep: that record fails record_form,
+    1. A document (the export's header, a proof bundle, a chain page) nested so: unusable, 2 and one line."""
+    pytest.importorskip("cryptography")
+    header, lines = export_lines()
+    intact = tmp_path / "intact.ndjson"
+    intact.write_text("\n".join([header, *lines]) + "\n", encoding="utf-8")
+    assert main(["verify", str(intact)]) == 0
+    capsys.readouterr()
+
+    deep_record = tmp_path / "deep-record.ndjson"
+    deep_record.write_text("\n".join([header, lines[0], '{"entry":' + "[" * DEEP + "]" * DEEP + "}", *lines[2:]]) + "\n", encoding="utf-8")
+    assert main(["verify", str(deep_record)]) == 1
+    out = capsys.readouterr().out
+    assert "line 3: record nests JSON deeper than 128 levels" in out and "verdict: FAIL" in out
+
+    for name, text in [
+        ("deep-header.ndjson", '{"object":"export","x":' + "[" * DEEP + "]" * DEEP + "}\n" + "\n".join(lines)),
+        ("deep-proof.json", '{"object":"proof","x":' + "[" * DEEP + "]" * DEEP + "}"),
+        ("deep-array.json", "[" * DEEP + "]" * DEEP),
+    ]:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert main(["verify", str(path)]) == 2, name
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and out.startswith("verdict: UNUSABLE INPUT: ") and "nests JSON deeper than 128 levels" in out, out

@@ -12,6 +12,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { BrokerStore, ImportedActivity } from './port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { activityContent, activityKeys, dedupeActivities, type BrokerActivity } from './activity.ts';
+import { refusal, symbolCaveat } from './reported.ts';
 
 export type ActivityImportDeps = { store: LedgerStore; brokers: BrokerStore; clock: Clock };
 
@@ -19,6 +20,8 @@ export type ActivityImport = {
   recorded: number;
   alreadyRecorded: number;
   skipped: { brokerActivityId: string; message: string }[];
+  /** Recorded as reported, with a caveat (reported.ts). */
+  flagged: { brokerActivityId: string; message: string }[];
   /** Set when the agent cannot record (paused, retired...): nothing after it was recorded. */
   stopped: string | null;
 };
@@ -32,7 +35,7 @@ const CHUNK = 1000;
 export async function recordActivities(
   deps: ActivityImportDeps, target: { agent: Agent; connectionId: string }, activities: BrokerActivity[],
 ): Promise<ActivityImport> {
-  const result: ActivityImport = { recorded: 0, alreadyRecorded: 0, skipped: [], stopped: null };
+  const result: ActivityImport = { recorded: 0, alreadyRecorded: 0, skipped: [], flagged: [], stopped: null };
   for (let i = 0; i < activities.length && result.stopped === null; i += CHUNK) {
     await recordChunk(deps, target, activities.slice(i, i + CHUNK), result);
   }
@@ -49,11 +52,14 @@ async function recordChunk(
   const requests: AppendRequest[] = [];
   const keysOf: string[][] = [];
   for (const { activity, keys } of fresh) {
+    const refused = refusal({ symbol: activity.symbol, at: activity.occurredAt, price: activity.price }, deps.clock.now());
     const content = activityContent({ agent: agent.handle, activity });
-    if (!content.ok) {
-      result.skipped.push({ brokerActivityId: activity.brokerActivityId, message: content.error.message });
+    if (refused !== null || !content.ok) {
+      result.skipped.push({ brokerActivityId: activity.brokerActivityId, message: refused ?? (content.ok ? '' : content.error.message) });
       continue;
     }
+    const caveat = symbolCaveat(activity.symbol);
+    if (caveat !== null) result.flagged.push({ brokerActivityId: activity.brokerActivityId, message: caveat });
     const payload = canonicalJson(content.document);
     requests.push({
       agentId: agent.id, agentHandle: agent.handle, type: 'activity', symbol: activity.symbol, content: payload, contentHash: sha256Hex(payload),

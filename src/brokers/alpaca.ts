@@ -202,7 +202,7 @@ export class AlpacaClient {
         headers: { 'APCA-API-KEY-ID': keyId, 'APCA-API-SECRET-KEY': secretKey, accept: 'application/json' },
         label: `Alpaca GET ${path}`,
         secrets: [keyId, secretKey],
-        describeError: describeAlpacaError,
+        errorCode: alpacaErrorCode,
       },
       this.#policy,
     );
@@ -348,13 +348,10 @@ function submittedMs(o: AlpacaOrder): number {
   return Number.isFinite(t) ? t : 0;
 }
 
-function describeAlpacaError(body: JsonValue | null): { message?: string; code?: string } {
-  if (!isJsonObject(body ?? undefined)) return {};
+function alpacaErrorCode(body: JsonValue | null): string | undefined {
+  if (!isJsonObject(body ?? undefined)) return undefined;
   const b = numbersAsText(body as JsonValue) as Obj;
-  return {
-    ...(isStr(b.message) ? { message: b.message } : {}),
-    ...(isStr(b.code) ? { code: b.code } : {}),
-  };
+  return isStr(b.code) ? b.code : undefined;
 }
 
 export type CredentialCheck =

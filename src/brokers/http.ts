@@ -1,7 +1,8 @@
 // The broker wing's one way onto the network: a bounded, retrying JSON request over global fetch.
 // Owns: timeouts and response size limits (through runtime/bounded-fetch.ts), 429 / 5xx retry with Retry-After and backoff, refusing
 // redirects (they would carry credential headers to another host), lossless JSON decoding (numbers
-// keep their exact text), and scrubbing every secret from error messages. The method is a closed
+// keep their exact text), and error messages that never echo the broker's text (a broker may echo
+// the credential split, reversed or encoded, beyond what scrubbing can find). The method is a closed
 // union: the broker clients decide which of them they may send (Alpaca: GET only).
 
 import { JsonNumber, readJson, setOwn, type JsonValue } from '../core/json.ts';
@@ -19,7 +20,7 @@ export type BrokerError = {
   kind: BrokerErrorKind;
   message: string;
   status?: number;
-  /** The broker's own error code (Alpaca's numeric `code`, SnapTrade's `code`), as text. */
+  /** The broker's own error code when it is a number (Alpaca's `code`, SnapTrade's `code`), as text. */
   providerCode?: string;
   /** For rate_limited: how long the broker asked us to wait. */
   retryAfterMs?: number;
@@ -69,8 +70,8 @@ export type JsonRequest = {
   label: string;
   /** Every credential this request carries, scrubbed from any message built from a response. */
   secrets: string[];
-  /** Reads the broker's error body into a message and code (each broker has its own shape). */
-  describeError: (body: JsonValue | null) => { message?: string; code?: string };
+  /** Reads the broker's error code from its error body (each broker has its own shape). */
+  errorCode: (body: JsonValue | null) => string | undefined;
   /** Optional: recompute headers per attempt (SnapTrade signs a fresh timestamp each time). */
   prepare?: () => { url: string; headers: Record<string, string> };
 };
@@ -148,6 +149,18 @@ type Attempt =
   | { done: true; result: Result<JsonResponse> }
   | { done: false; error: BrokerError; waitMs: number | null };
 
+/** What a broker's refusal means, in the error's message instead of the broker's own words. */
+const KIND_MEANING: Record<BrokerErrorKind, string> = {
+  auth: 'the broker refused the credentials',
+  rate_limited: 'the broker asked us to slow down',
+  provider: 'the broker failed',
+  not_found: 'the broker has no such resource',
+  request: 'the broker refused the request',
+};
+
+/** A broker's error code is kept only when it is a number: free text could carry what it echoed. */
+const PROVIDER_CODE = /^[0-9]{1,12}$/;
+
 function kindOf(status: number): BrokerErrorKind {
   if (status === 401 || status === 403) return 'auth';
   if (status === 404) return 'not_found';
@@ -194,10 +207,10 @@ async function attemptOnce(req: JsonRequest, policy: HttpPolicy): Promise<Attemp
     if (body === null) return fail({ kind: 'provider', status: res.status, message: `${req.label}: answer is not JSON` });
     return { done: true, result: { ok: true, value: { status: res.status, headers: res.headers, body } } };
   }
-  const described = req.describeError(body);
-  const detail = described.message ? `: ${scrub(described.message, req.secrets).slice(0, 300)}` : '';
-  const error: BrokerError = { kind: kindOf(res.status), status: res.status, message: `${req.label} answered HTTP ${res.status}${detail}` };
-  if (described.code !== undefined) error.providerCode = scrub(described.code, req.secrets).slice(0, 40);
+  const kind = kindOf(res.status);
+  const error: BrokerError = { kind, status: res.status, message: `${req.label} answered HTTP ${res.status} (${KIND_MEANING[kind]})` };
+  const code = req.errorCode(body);
+  if (code !== undefined && PROVIDER_CODE.test(code)) error.providerCode = scrub(code, req.secrets);
   if (!RETRYABLE_STATUS.has(res.status)) return fail(error);
   const wait = retryAfterMs(res.headers, policy.now());
   if (wait !== null && res.status === 429) error.retryAfterMs = wait;

@@ -84,12 +84,11 @@ function badShape(what: string, field: string): BrokerError {
   return { kind: 'provider', message: `SnapTrade ${what}: unexpected shape (${field})` };
 }
 
-function describeSnapTradeError(body: JsonValue | null): { message?: string; code?: string } {
+function snapTradeErrorCode(body: JsonValue | null): string | undefined {
   const b = body === null ? null : numbersAsText(body);
-  if (!isObj(b)) return {};
-  const message = b.detail ?? b.default_detail ?? b.error;
+  if (!isObj(b)) return undefined;
   const code = b.code ?? b.default_code;
-  return { ...(isStr(message) ? { message } : {}), ...(isStr(code) ? { code } : {}) };
+  return isStr(code) ? code : undefined;
 }
 
 function asActivity(v: unknown): SnapTradeActivity | string {
@@ -170,7 +169,7 @@ export class SnapTradeClient {
     const r = await requestJson(
       {
         method, url: '', headers: {}, prepare, label: `SnapTrade ${method} ${path}`, secrets,
-        describeError: describeSnapTradeError, ...(body !== undefined ? { body } : {}),
+        errorCode: snapTradeErrorCode, ...(body !== undefined ? { body } : {}),
       },
       this.#policy,
     );

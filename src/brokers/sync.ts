@@ -35,6 +35,7 @@ import {
   alpacaFills, checkCumulative, dedupeFills, fillKeys, indexOrders, missingOrderIds, snapTradeFills, type BrokerFill, type OrderIndex,
 } from './normalise.ts';
 import { alpacaReportedPositions, impliedPositions, reconcilePositions, snapTradeReportedPositions, type ReportedPosition } from './reconcile.ts';
+import { refusal, symbolCaveat } from './reported.ts';
 import { activityWindow, SnapTradeClient, type SnapTradeActivity, type SnapTradePartner, type SnapTradeUser } from './snaptrade.ts';
 import { sealedAad, unseal, type Keyring } from '../vault/vault.ts';
 
@@ -337,6 +338,7 @@ async function recordActivitiesOf(run: Run, read: number, imported: { activities
   run.counts.activities_recorded += done.recorded;
   run.counts.already_recorded += done.alreadyRecorded;
   for (const s of done.skipped) run.caveat('activity_skipped', `activity ${s.brokerActivityId} was not recorded: ${s.message}`);
+  for (const f of done.flagged) run.caveat('reported_symbol', `activity ${f.brokerActivityId}: ${f.message}`);
   if (done.stopped !== null) throw new SyncStop(done.stopped, `agent ${run.agent.handle} cannot record (${done.stopped}): nothing more is imported`);
 }
 
@@ -387,11 +389,14 @@ async function recordFills(run: Run, fills: BrokerFill[]): Promise<void> {
   const recorded: { fill: BrokerFill; keys: string[]; link: Link | null }[] = [];
   fresh.forEach((fill, i) => {
     const link = links[i] ?? null;
+    const refused = refusal({ symbol: fill.symbol, at: fill.filledAt }, run.deps.clock.now());
     const content = executionContent({ agent: run.agent.handle, fill, link });
-    if (!content.ok) {
-      run.caveat('fill_skipped', `fill ${fill.brokerFillId} was not recorded: ${content.error.message}`);
+    if (refused !== null || !content.ok) {
+      run.caveat('fill_skipped', `fill ${fill.brokerFillId} was not recorded: ${refused ?? (content.ok ? '' : content.error.message)}`);
       return;
     }
+    const caveat = symbolCaveat(fill.symbol);
+    if (caveat !== null) run.caveat('reported_symbol', `fill ${fill.brokerFillId}: ${caveat}`);
     const payload = canonicalJson(content.document);
     const keys = keysOf.get(fill) as string[];
     requests.push({

@@ -3,13 +3,14 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import type { WitnessPolicy } from '../core/witness-policy.ts';
+import { DEFAULT_BOUNDS, boundedFetch, showBytes, type VerifyBounds } from '../verify/bounds.ts';
 
 /** A proof bundle's text when the source is one (file or URL), for its anchor_proof; else null. */
-async function proofText(source: string): Promise<string | null> {
+async function proofText(source: string, fetcher: typeof fetch): Promise<string | null> {
   try {
     if (/^https?:\/\//i.test(source)) {
       if (!/\/proof\/[^/]+$/.test(source)) return null;
-      const res = await fetch(source);
+      const res = await fetcher(source);
       return res.status === 200 ? await res.text() : null;
     }
     const text = await readFile(source, 'utf8');
@@ -18,6 +19,31 @@ async function proofText(source: string): Promise<string | null> {
     return null;
   }
 }
+
+type BoundOptions = { timeout?: number; idleTimeout?: number; maxBytes?: number; maxJsonBytes?: number };
+
+function boundsOf(opts: BoundOptions): VerifyBounds {
+  return {
+    timeoutMs: opts.timeout !== undefined ? opts.timeout * 1000 : DEFAULT_BOUNDS.timeoutMs,
+    idleMs: opts.idleTimeout !== undefined ? opts.idleTimeout * 1000 : DEFAULT_BOUNDS.idleMs,
+    maxBytes: opts.maxBytes ?? DEFAULT_BOUNDS.maxBytes,
+    maxJsonBytes: opts.maxJsonBytes ?? DEFAULT_BOUNDS.maxJsonBytes,
+  };
+}
+
+const positive = (name: string, max: number) => (v: string) => {
+  const n = Number(v);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || n <= 0 || n > max) throw new Error(`${name} must be a number above 0, at most ${max}`);
+  return n;
+};
+
+/** A byte count: a whole number, or with a unit (64MiB, 2GiB). */
+const byteCount = (name: string) => (v: string) => {
+  const m = /^([0-9]{1,12})(KiB|MiB|GiB)?$/.exec(v);
+  const n = m ? Number(m[1]) * (m[2] === 'GiB' ? 1024 ** 3 : m[2] === 'MiB' ? 1024 ** 2 : m[2] === 'KiB' ? 1024 : 1) : 0;
+  if (n <= 0 || !Number.isSafeInteger(n)) throw new Error(`${name} must be a byte count above 0, e.g. 1048576, 64MiB or 2GiB`);
+  return n;
+};
 
 export function registerVerifyCommand(program: Command): void {
   program.command('verify <source>')
@@ -39,20 +65,27 @@ export function registerVerifyCommand(program: Command): void {
       if (!/^[0-9]{1,2}$/.test(v)) throw new Error('--workers must be an integer from 0 to 99');
       return Number(v);
     })
-    .action(async (source: string, opts: {
+    .option('--timeout <seconds>', `the whole run against a server: past it, exit 2 (default ${DEFAULT_BOUNDS.timeoutMs / 1000})`, positive('--timeout', 86_400))
+    .option('--idle-timeout <seconds>', `the longest wait for a server's next byte: past it, exit 2 (default ${DEFAULT_BOUNDS.idleMs / 1000})`, positive('--idle-timeout', 3600))
+    .option('--max-bytes <bytes>', `the most one streamed answer (an NDJSON export) may send: past it, exit 2 (default ${showBytes(DEFAULT_BOUNDS.maxBytes)})`, byteCount('--max-bytes'))
+    .option('--max-json-bytes <bytes>', `the most one JSON value held whole may take (a document, or a line of an export): past it, exit 2 (default ${showBytes(DEFAULT_BOUNDS.maxJsonBytes)})`, byteCount('--max-json-bytes'))
+    .action(async (source: string, opts: BoundOptions & {
       performance?: boolean; pin?: string[]; seen?: string[]; workers?: number; vkey?: string; header?: string[]; headersUrl?: string;
       checkpoint?: string; witnessPolicy?: string; witness?: string[]; quorum?: number;
     }) => {
+      const bounds = boundsOf(opts);
       // The verifier is loaded when the command runs, so `ledger --help` does not pay for it.
       if (opts.performance) {
         const { verifyPerformance } = await import('../verify/performance.ts');
-        process.exitCode = await verifyPerformance(source, (line) => console.log(line));
+        process.exitCode = await verifyPerformance(source, (line) => console.log(line), fetch, bounds);
         return;
       }
+      const bounded = boundedFetch(bounds, { streamNdjson: true });
       const [{ checkProofAnchor, runAnchorCheck }, { runVerify }, { readWitnessPolicy }] = await Promise.all([
         import('../verify/anchor.ts'), import('../verify/run.ts'), import('../verify/log.ts'),
       ]);
       const anchorOptions = {
+        fetcher: bounded.fetch,
         ...(opts.header ? { headers: opts.header } : {}),
         ...(opts.headersUrl ? { headersUrl: opts.headersUrl } : {}),
         ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}),
@@ -60,7 +93,7 @@ export function registerVerifyCommand(program: Command): void {
       const out = (line: string) => console.log(line);
       if (/\.ots$/i.test(source)) {
         process.exitCode = await runAnchorCheck(source, anchorOptions, out);
-        return;
+        return bounded.close();
       }
       let witnessPolicy: WitnessPolicy | null;
       try {
@@ -80,9 +113,16 @@ export function registerVerifyCommand(program: Command): void {
         seen: opts.seen ?? [],
         ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
         ...(opts.vkey !== undefined ? { vkey: opts.vkey } : {}),
+        bounded,
       }, out);
-      const bundle = code === 2 ? null : await proofText(source);
+      const bundle = code === 2 ? null : await proofText(source, bounded.fetch);
       const anchorCode = bundle ? await checkProofAnchor(bundle, anchorOptions, out) : null;
+      bounded.close();
+      if (bounded.breach !== null && code !== 2) {
+        out(`verdict: UNUSABLE INPUT: ${bounded.breach}`);
+        process.exitCode = 2;
+        return;
+      }
       process.exitCode = Math.max(code, anchorCode ?? 0);
     });
 }

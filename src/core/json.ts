@@ -338,3 +338,24 @@ export function toPlain(v: JsonValue): unknown {
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/**
+ * Whether the JSON text nests arrays and objects deeper than `max` (strings skipped, escapes
+ * included). A scan without parsing, so text from an untrusted source is refused before any
+ * recursive code (canonicalisation, comparison) meets it; malformed text is left to the parser.
+ */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}

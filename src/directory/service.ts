@@ -233,7 +233,8 @@ function parseCursor(text: string): Cursor | null {
   }
   if (!Array.isArray(v) || v.length !== 6) return null;
   const [version, sort, key, agentId, position, rank] = v as unknown[];
-  if (!Number.isSafeInteger(version) || (version as number) < 0) return null;
+  // Version 0 is the board before its first projection: empty, so no page of it had a next one.
+  if (!Number.isSafeInteger(version) || (version as number) < 1) return null;
   if (typeof sort !== 'string' || !(BOARD_SORTS as readonly string[]).includes(sort)) return null;
   if (typeof key !== 'number' || !Number.isFinite(key)) return null;
   if (typeof agentId !== 'string' || !/^agt_[0-9A-Za-z]{1,40}$/.test(agentId)) return null;

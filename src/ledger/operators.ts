@@ -12,11 +12,28 @@ import { agentId, apiKeyId, apiKeySecret, secretHash } from './ids.ts';
 
 export type IssuedKey = ApiKey & { secret: string };
 
+/**
+ * Control characters, and the bidirectional controls a name could be made to render as another
+ * with (UTS #39 suggests refusing them in identifiers): refused in a display name. Names stored
+ * before this rule keep them; the site shows them as marked code points (docs/site.md).
+ */
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/u;
+const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+function displayNameProblem(name: string | null): string | null {
+  if (name === null) return null;
+  if (CONTROL.test(name)) return 'display_name cannot hold control characters (line breaks, tabs, NUL)';
+  if (BIDI_CONTROL.test(name)) return 'display_name cannot hold bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069): they can make a name render as another';
+  return null;
+}
+
 export class Operators {
   constructor(private readonly store: LedgerStore, private readonly clock: Clock) {}
 
   async createAgent(input: { handle: string; displayName?: string | null; demo?: boolean; scopes?: Scope[] }): Promise<Result<{ agent: Agent; apiKey: IssuedKey }>> {
     if (!isHandle(input.handle)) return fail(errors.invalidRequest(`handle must match ${HANDLE_PATTERN}`, 'handle'));
+    const nameProblem = displayNameProblem(input.displayName ?? null);
+    if (nameProblem !== null) return fail(errors.invalidRequest(nameProblem, 'display_name'));
     const scopes = checkScopes(input.scopes);
     if (!scopes.ok) return scopes;
     if (await this.store.findAgentByHandle(input.handle)) {

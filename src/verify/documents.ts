@@ -2,7 +2,8 @@
 // streamed line by line, so an export of any size is never held whole), a chain (followed page
 // by page) or a proof bundle, from a URL or as an already parsed document. Pure (fetch and
 // Uint8Array only): the client (src/client) uses it in a browser; sources.ts adds files.
-import { isObject } from '../core/json.ts';
+import { isObject, nestedDeeperThan } from '../core/json.ts';
+import { MAX_JSON_NESTING } from './bounds.ts';
 
 
 /** The input cannot be verified at all (missing, not JSON, not a format we know): exit 2. */
@@ -99,26 +100,32 @@ function concat(parts: Uint8Array[]): Uint8Array {
 const stripCr = (s: string) => (s.endsWith('\r') ? s.slice(0, -1) : s);
 
 /**
- * Cuts a byte stream into blocks of `linesPerBlock` whole lines without decoding it: verify
- * workers decode and parse the blocks, so the reading thread only looks for newlines.
+ * Cuts a byte stream into blocks of `linesPerBlock` whole lines (fewer when they reach
+ * EXPORT_BLOCK_BYTES) without decoding it: verify workers decode and parse the blocks, so the
+ * reading thread only looks for newlines.
  */
 export async function* lineBlocks(chunks: AsyncIterable<Uint8Array>, linesPerBlock: number, firstLine: number): AsyncGenerator<Block> {
   let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
   let count = 0;
   let line = firstLine;
   for await (const chunk of chunks) {
     let start = 0;
     for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, nl + 1)) {
-      if (++count === linesPerBlock) {
+      if (++count === linesPerBlock || pendingBytes + nl - start >= EXPORT_BLOCK_BYTES) {
         pending.push(chunk.subarray(start, nl + 1));
         yield { bytes: concat(pending), firstLine: line, lines: count };
         line += count;
         pending = [];
+        pendingBytes = 0;
         count = 0;
         start = nl + 1;
       }
     }
-    if (start < chunk.length) pending.push(chunk.subarray(start));
+    if (start < chunk.length) {
+      pending.push(chunk.subarray(start));
+      pendingBytes += chunk.length - start;
+    }
   }
   const tail = concat(pending);
   if (tail.length > 0) yield { bytes: tail, firstLine: line, lines: count + (tail[tail.length - 1] === 10 ? 0 : 1) };
@@ -145,6 +152,14 @@ export function isUrl(source: string): boolean {
 
 /** Records per block handed to a verify worker. */
 export const EXPORT_BLOCK_LINES = 2000;
+/** Or fewer, when their bytes reach this: the blocks queued for the workers stay bounded in memory. */
+export const EXPORT_BLOCK_BYTES = 8 * 1024 * 1024;
+
+/** An NDJSON source's first line parsed (undefined when not JSON); nested too deep, unusable. */
+export function firstLineValue(first: string, origin: string): unknown {
+  if (nestedDeeperThan(first, MAX_JSON_NESTING)) throw new UnusableInput(`${origin} nests JSON deeper than ${MAX_JSON_NESTING} levels`);
+  return tryParse(first);
+}
 
 export function tryParse(text: string): unknown {
   try {
@@ -155,6 +170,7 @@ export function tryParse(text: string): unknown {
 }
 
 export function parseDocument(text: string, origin: string): unknown {
+  if (nestedDeeperThan(text, MAX_JSON_NESTING)) throw new UnusableInput(`${origin} nests JSON deeper than ${MAX_JSON_NESTING} levels`);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -195,7 +211,7 @@ export async function openUrl(url: string, fetcher: typeof fetch): Promise<Sourc
 /** An export from its bytes (NDJSON: the header line, then one record per line), read as they come. */
 export async function openExport(chunks: AsyncIterable<Uint8Array>, origin: string): Promise<Source> {
   const { first, rest } = await splitFirstLine(chunks);
-  const header = first === null ? undefined : tryParse(first);
+  const header = first === null ? undefined : firstLineValue(first, origin);
   if (!isObject(header) || header.object !== 'export') throw new UnusableInput(`${origin} is NDJSON but does not start with an export header`);
   return { kind: 'export', origin, header: checkHeader(header, origin), blocks: lineBlocks(rest, EXPORT_BLOCK_LINES, 2) };
 }

@@ -197,6 +197,9 @@ export async function verifyLog(
   const noteBytes = await source.read('checkpoint');
   if (!noteBytes) throw new UnusableInput(`${source.origin}: no checkpoint`);
   const note = decoder.decode(noteBytes);
+  // Not a note at all (an HTML page, a JSON document): nothing of a log was served.
+  const asNote = parseNote(note);
+  if (!asNote.ok) throw new UnusableInput(`${source.origin}/checkpoint is not a signed note: ${asNote.error}`);
   const { check: signature, checkpoint } = checkpointCheck(note, options.vkey, options.vkeyFrom, 'the checkpoint');
   const checks: LogCheck[] = [signature];
   if (options.witnessPolicy) checks.push(witnessCheck(note, options.witnessPolicy, 'the checkpoint'));

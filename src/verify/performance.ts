@@ -12,6 +12,8 @@ import { advance, publish, startState, type BenchmarkReturn, type Portfolio, typ
 import { decisionOf, fillInput, termsOf } from '../performance/inputs.ts';
 import { benchmarkBase } from '../performance/perf.ts';
 import { utcDate, type Close, type DecisionInput, type FillInput } from '../performance/portfolio.ts';
+import { nestedDeeperThan } from '../core/json.ts';
+import { boundedFetch, DEFAULT_BOUNDS, MAX_JSON_NESTING, type VerifyBounds } from './bounds.ts';
 
 export type Bundle = { header: InputsHeader; records: RecordLine[]; actions: ActionLine[]; closes: Map<string, CloseLine[]>; end: EndLine };
 
@@ -28,6 +30,7 @@ export async function readBundle(lines: AsyncIterable<string> | Iterable<string>
     if (text.trim() === '') continue;
     if (end !== null) throw new Error(`line ${n}: after the end line`);
     let value: { object?: string; kind?: string };
+    if (nestedDeeperThan(text, MAX_JSON_NESTING)) throw new Error(`line ${n}: nests JSON deeper than ${MAX_JSON_NESTING} levels`);
     try {
       value = JSON.parse(text) as typeof value;
     } catch {
@@ -201,7 +204,9 @@ class Unverifiable extends Error {}
 async function getJson(fetcher: typeof fetch, url: string): Promise<Published> {
   const res = await fetcher(url, { headers: { accept: 'application/json' } });
   if (res.status !== 200) throw new Unverifiable(`${url}: HTTP ${res.status}`);
-  return (await res.json()) as Published;
+  const text = await res.text();
+  if (nestedDeeperThan(text, MAX_JSON_NESTING)) throw new Unverifiable(`${url} nests JSON deeper than ${MAX_JSON_NESTING} levels`);
+  return JSON.parse(text) as Published;
 }
 
 /**
@@ -209,13 +214,16 @@ async function getJson(fetcher: typeof fetch, url: string): Promise<Published> {
  * inputs: 0 when every figure agrees, 1 naming the first that differs, 2 when nothing could be
  * verified (no report, the service unreachable, a bundle unreadable).
  */
-export async function verifyPerformance(source: string, out: (line: string) => void, fetcher: typeof fetch = fetch): Promise<number> {
+export async function verifyPerformance(source: string, out: (line: string) => void, given: typeof fetch = fetch, bounds: VerifyBounds = DEFAULT_BOUNDS): Promise<number> {
   const agent = agentOf(source);
   if (agent === null) {
     out(`FAIL ${source} is not an agent's URL (<site>/agents/<handle> or <api>/v1/agents/<handle>)`);
     return 2;
   }
   const api = `${agent.root}/v1/agents/${encodeURIComponent(agent.handle)}/performance`;
+  // A bundle is held whole to be computed again: every answer is bounded as a document.
+  const bounded = boundedFetch(bounds, { streamNdjson: false, fetcher: given });
+  const fetcher = bounded.fetch;
   let verified = 0;
   try {
     for (const portfolio of ['model', 'broker'] as const) {
@@ -247,8 +255,10 @@ export async function verifyPerformance(source: string, out: (line: string) => v
       verified++;
     }
   } catch (err) {
-    out(`FAIL ${err instanceof Unverifiable ? '' : 'cannot verify: '}${(err as Error).message}`);
+    out(`FAIL ${bounded.breach !== null ? bounded.breach : `${err instanceof Unverifiable ? '' : 'cannot verify: '}${(err as Error).message}`}`);
     return 2;
+  } finally {
+    bounded.close();
   }
   if (verified === 0) {
     out('FAIL nothing to verify: the agent has no performance report');

@@ -4,13 +4,15 @@
 // needs: the entry has exactly canon_v1's members, the content text is the exact hashed bytes,
 // and a convenience `document` says the same as the content.
 // Pure apart from the core's Ed25519 check (the one the record path uses too); runs in the main
-// thread or in a verify worker. Of the project it imports only src/core.
+// thread or in a verify worker. Of the project it imports only src/core (and bounds.ts's nesting
+// bound).
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { CANON, type RecordType, type SignatureEnvelope } from '../core/chain.ts';
 import { sha256Hex } from '../core/sha256.ts';
 import { verifyChain, type Check, type ChainRecord, type KeyInfo } from '../core/verify.ts';
 import { verifyEd25519 } from '../core/ed25519.ts';
-import { isObject } from '../core/json.ts';
+import { isObject, nestedDeeperThan } from '../core/json.ts';
+import { MAX_JSON_NESTING } from './bounds.ts';
 
 /** The verifier's checks, in report order: the core's, then the published form's. */
 export const CHECKS = [
@@ -128,6 +130,7 @@ function observationProblems(value: Record<string, unknown>, entry: Record<strin
 function parseRecord(raw: unknown, agent: string, requireContent: boolean): Parsed | string {
   let value = raw;
   if (typeof raw === 'string') {
+    if (nestedDeeperThan(raw, MAX_JSON_NESTING)) return `nests JSON deeper than ${MAX_JSON_NESTING} levels`;
     try {
       value = JSON.parse(raw);
     } catch (e) {

@@ -15,6 +15,7 @@ import {
 import type { Vkey } from '../core/note.ts';
 import type { WitnessPolicy } from '../core/witness-policy.ts';
 import { feedOf, newestOnFeed, readSeen, type SeenRecord } from './seen.ts';
+import { boundedFetch, DEFAULT_BOUNDS, type BoundedFetch } from './bounds.ts';
 
 export { parsePins } from './walk.ts';
 
@@ -35,6 +36,8 @@ export type VerifyOptions = {
   witnessPolicy?: WitnessPolicy | null;
   /** Worker threads; 0 verifies in the main thread. Default: one per core, up to 4. */
   workers?: number;
+  /** Every request under the bounds (bounds.ts), shared with what the caller reads after; default: DEFAULT_BOUNDS over `fetcher`. */
+  bounded?: BoundedFetch;
   fetcher?: typeof fetch;
 };
 
@@ -127,6 +130,12 @@ async function seenRecords(sourceArg: string, sources: string[], fetcher: typeof
   return typeof newest === 'string' ? { seen, feedProblem: newest } : { seen: [...seen, ...newest], feedProblem: null };
 }
 
+/** A bound passed: one line, exit 2, whatever the run had found (the server could have steered it). */
+function unusable(bounded: BoundedFetch, out: (line: string) => void): number {
+  out(`verdict: UNUSABLE INPUT: ${bounded.breach}`);
+  return 2;
+}
+
 /** Runs the verifier; returns the exit code (0 pass, 1 a check failed, 2 unusable input). */
 export async function runVerify(sourceArg: string, options: VerifyOptions, out: (line: string) => void): Promise<number> {
   const started = performance.now();
@@ -139,11 +148,13 @@ export async function runVerify(sourceArg: string, options: VerifyOptions, out: 
     if (workers === 0 || chunksSeen === 1) return inlineRunner;
     return (pool ??= workerPool(workers));
   };
+  const bounded = options.bounded ?? boundedFetch(DEFAULT_BOUNDS, { streamNdjson: true, ...(options.fetcher ? { fetcher: options.fetcher } : {}) });
   try {
     const { heads: pins, checkpoints } = await splitPins(options.pins ?? []);
-    const fetcher = options.fetcher ?? fetch;
+    const fetcher = bounded.fetch;
     if (isLogUrl(sourceArg) || await isLogDirectory(sourceArg)) {
       const report = await verifyLogSource(sourceArg, options, checkpoints, fetcher);
+      if (bounded.breach !== null) return unusable(bounded, out);
       print(report, out, (performance.now() - started) / 1000, 0);
       return report.walk.ok ? 0 : 1;
     }
@@ -165,15 +176,18 @@ export async function runVerify(sourceArg: string, options: VerifyOptions, out: 
     if (source.kind !== 'proof' && checkpoints.length > 0) {
       report.walk.check('pinned_checkpoint', null, 'a pinned checkpoint is checked against the log (<base_url>/log) or a proof bundle, not against an export or a chain');
     }
+    if (bounded.breach !== null) return unusable(bounded, out);
     print(report, out, (performance.now() - started) / 1000, pool ? workers : 0);
     return report.walk.ok ? 0 : 1;
   } catch (e) {
+    if (bounded.breach !== null) return unusable(bounded, out);
     if (e instanceof UnusableInput) {
       out(`verdict: UNUSABLE INPUT: ${e.message}`);
       return 2;
     }
     throw e;
   } finally {
+    if (!options.bounded) bounded.close();
     if (pool) await (pool as ChunkRunner).close();
   }
 }

@@ -6,7 +6,8 @@
 // read: appends alone can never make this check fail.
 import { readFile } from 'node:fs/promises';
 import { UnusableInput } from './documents.ts';
-import { isObject } from '../core/json.ts';
+import { isObject, nestedDeeperThan } from '../core/json.ts';
+import { MAX_JSON_NESTING } from './bounds.ts';
 
 export type SeenRecord = { agent: string; seq: number; chainHash: string; from: string };
 
@@ -48,6 +49,7 @@ export async function readSeen(source: string, fetcher: typeof fetch): Promise<S
   } catch (e) {
     throw new UnusableInput(`cannot read --seen ${source}: ${(e as Error).message}`);
   }
+  if (nestedDeeperThan(text, MAX_JSON_NESTING)) throw new UnusableInput(`--seen ${source} nests JSON deeper than ${MAX_JSON_NESTING} levels`);
   let document: unknown;
   try {
     document = JSON.parse(text);

@@ -3,8 +3,8 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import {
-  EXPORT_BLOCK_LINES, UnusableInput, checkHeader, fromDocument, isUrl, lineBlocks, openUrl, parseDocument, readLines, splitFirstLine,
-  tryParse, type Source,
+  EXPORT_BLOCK_LINES, UnusableInput, checkHeader, firstLineValue, fromDocument, isUrl, lineBlocks, openUrl, parseDocument, readLines, splitFirstLine,
+  type Source,
 } from './documents.ts';
 import { isObject } from '../core/json.ts';
 
@@ -27,7 +27,7 @@ async function openFile(path: string): Promise<Source> {
   }
   const { first, rest } = await splitFirstLine(createReadStream(path, { highWaterMark: 1 << 20 }));
   if (first === null) throw new UnusableInput(`${path} is empty`);
-  const header = tryParse(first);
+  const header = firstLineValue(first, path);
   if (isObject(header) && header.object === 'export') {
     return { kind: 'export', origin: path, header: checkHeader(header, path), blocks: lineBlocks(rest, EXPORT_BLOCK_LINES, 2) };
   }

@@ -102,9 +102,16 @@ async function walkChunks(
   queueLimit: number,
 ): Promise<void> {
   const queue: Promise<ChunkResult>[] = [];
-  for await (const chunk of chunks) {
-    queue.push(runner().run({ ...base, ...chunk }));
-    while (queue.length >= queueLimit) walk.add(await queue.shift()!);
+  try {
+    for await (const chunk of chunks) {
+      queue.push(runner().run({ ...base, ...chunk }));
+      while (queue.length >= queueLimit) walk.add(await queue.shift()!);
+    }
+  } catch (e) {
+    // The source broke off (a bound passed): the chunks queued are abandoned, and the pool, closed
+    // next, rejects them; that must not surface as an unhandled rejection (exit 1).
+    for (const abandoned of queue) abandoned.catch(() => undefined);
+    throw e;
   }
   while (queue.length > 0) walk.add(await queue.shift()!);
 }

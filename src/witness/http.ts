@@ -1,6 +1,7 @@
 // The witness's HTTP server (node:http, no framework: two routes, byte-exact bodies). Owns the
-// routes under the prefix, the request-body bound (a larger body is refused with 400 before it is
-// read whole), and starting/stopping: `startWitness` opens the key, the log list and the state.
+// routes under the prefix, the request-body bound (a larger body is refused with 400 and its
+// connection closed, the rest unread), and starting/stopping: `startWitness` opens the key, the
+// log list and the state.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -29,26 +30,33 @@ function send(res: ServerResponse, answer: WitnessAnswer, extra: Record<string, 
   res.end(answer.body);
 }
 
-/** The body, or null once it passes the bound (the rest is drained, not kept). */
+/**
+ * The body, or null once it passes the bound: declared or read, the rest is left unread (the
+ * caller answers 400 and closes the connection), so an endless body costs the bound, not its length.
+ */
 function readBody(req: IncomingMessage): Promise<Uint8Array | null> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_REQUEST_BYTES) {
-      req.resume();
-      resolve(null);
-      return;
-    }
+    if (declared > MAX_REQUEST_BYTES) return resolve(null);
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size > MAX_REQUEST_BYTES) over = true;
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(over ? null : new Uint8Array(Buffer.concat(chunks))));
+      if (size <= MAX_REQUEST_BYTES) return void chunks.push(c);
+      req.off('data', onData);
+      req.pause();
+      resolve(null);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(new Uint8Array(Buffer.concat(chunks))));
     req.on('error', reject);
   });
+}
+
+/** Answers 400 to a body over the bound and closes the connection once the answer is written, unread. */
+function refuseOversized(req: IncomingMessage, res: ServerResponse): void {
+  res.on('finish', () => req.socket.destroy());
+  send(res, plain(400, `request body is over ${MAX_REQUEST_BYTES} bytes`), { connection: 'close' });
 }
 
 const plain = (status: number, body: string): WitnessAnswer => ({ status, contentType: 'text/plain; charset=utf-8', body: `${body}\n` });
@@ -60,7 +68,7 @@ export function witnessHandler(w: Witness, prefix: string) {
     if (path === `${prefix}/add-checkpoint`) {
       if (req.method !== 'POST') return send(res, plain(405, 'use POST'), { allow: 'POST' });
       const body = await readBody(req);
-      if (body === null) return send(res, plain(400, `request body is over ${MAX_REQUEST_BYTES} bytes`), { connection: 'close' });
+      if (body === null) return refuseOversized(req, res);
       return send(res, addCheckpoint(w, body));
     }
     const m = monitoring.exec(path);

@@ -8,6 +8,8 @@ import { PostgresStore } from '../../src/store/postgres/store.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, ADMIN_TOKEN, postDecision, testApp, uniqueHandle, type TestApp } from '../support/app.ts';
 import { assertError } from './record-helpers.ts';
+import { Operators } from '../../src/ledger/operators.ts';
+import { systemClock } from '../../src/domain/clock.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const ALL_SCOPES = ['decisions:write', 'decisions:read', 'keys:write', 'brokers:write', 'brokers:read', 'webhooks:write', 'webhooks:read'];
@@ -142,6 +144,17 @@ await forEachStore('the admin API', (kind) => {
       assertError(await createAgent({ handle: uniqueHandle('x'), scopes: ['decisions:delete'] }), 400, 'invalid_request', 'scopes.0');
       assertError(await createAgent({ handle: uniqueHandle('x'), scopes: [] }), 400, 'invalid_request', 'scopes');
       assertError(await createAgent({ handle: uniqueHandle('x'), display_name: '' }), 400, 'invalid_request', 'display_name');
+    });
+
+    test('a display name with a bidirectional control (it could render as another name, UTS #39) is 400 display_name, here and from the command line', async () => {
+      for (const name of ['Alpha \u202Etob', 'Beta\u2066x\u2069', '\u200FGamma', 'Delta\u061C']) {
+        assertError(await createAgent({ handle: uniqueHandle('x'), display_name: name }), 400, 'invalid_request', 'display_name');
+        const direct = await new Operators(store, systemClock).createAgent({ handle: uniqueHandle('x'), displayName: name });
+        assert.ok(!direct.ok && direct.error.param === 'display_name', JSON.stringify(name));
+      }
+      const direct = await new Operators(store, systemClock).createAgent({ handle: uniqueHandle('x'), displayName: 'Tab\there' });
+      assert.ok(!direct.ok && direct.error.param === 'display_name', 'control characters, as the API refuses them');
+      assert.equal((await createAgent({ handle: uniqueHandle('x'), display_name: 'עברית Bot' })).statusCode, 201, 'right-to-left letters are fine');
     });
 
     test('list agents', async () => {

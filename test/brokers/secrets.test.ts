@@ -55,7 +55,7 @@ describe('no credential in errors', () => {
     const wrong = await startAlpacaSim({ scenario: dayOfFills({ quirks: { echoKeyInErrors: true } }) });
     closers.push(() => wrong.close());
     errors.push(...(await errorsOf(async () => [await new AlpacaClient({ credentials: keys, environment: 'paper', baseUrl: wrong.url }).account()])));
-    assert.ok(errors.some((e) => e.includes('[redacted]')), 'the echoing simulator was redacted');
+    assert.ok(errors.some((e) => /answered HTTP 40[13] \(the broker refused the credentials\)"/.test(e)), 'the echoing refusal was seen, without its text');
     assertNoSecret(errors, [keys.keyId, keys.secretKey]);
   });
 
@@ -79,8 +79,38 @@ describe('no credential in errors', () => {
       const c = new SnapTradeClient({ partner, baseUrl: s.url, http: { sleep: async () => {} } });
       errors.push(...(await errorsOf(async () => [await c.registerUser('agt_U'), await c.accounts(reg.value)])));
     }
-    assert.ok(errors.some((e) => e.includes('[redacted]')), 'the echoing simulator was redacted');
+    assert.ok(errors.some((e) => /answered HTTP 40[13] \(the broker refused the credentials\)"/.test(e)), 'the echoing refusal was seen, without its text');
     assertNoSecret(errors, [userSecret, reg.value.userSecret, partner.consumerKey, 'wrong-consumer-key-do-not-leak']);
+  });
+
+  it('a broker echoing the credential split, reversed or spaced out: none of its text reaches the error', async () => {
+    const keys = { keyId: 'PKECHO0000000000001', secretKey: 'echo-secret-do-not-leak-9876543210' };
+    const s = keys.secretKey;
+    const echoes = [
+      `bad key ${s.slice(0, 17)} ${s.slice(17)}`,
+      `bad key ${[...s].reverse().join('')}`,
+      `bad key ${[...s].join(' ')}`,
+      `bad key ${keys.keyId.slice(0, 10)}-${keys.keyId.slice(10)}`,
+    ];
+    let n = 0;
+    const server = createServer((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 40310000, message: echoes[n++ % echoes.length] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    closers.push(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new AlpacaClient({ credentials: keys, environment: 'paper', baseUrl: url, http: { sleep: async () => {} } });
+    for (const _ of echoes) {
+      const r = await client.account();
+      assert.ok(!r.ok);
+      assert.match(r.error.message, /^Alpaca GET \/v2\/account answered HTTP 403 \(the broker refused the credentials\)$/);
+      assert.equal(r.error.providerCode, '40310000');
+      assert.doesNotMatch(JSON.stringify(r), /bad key/);
+    }
   });
 
   it('a connection reset mid-answer is an error value, not a throw', async () => {

@@ -219,6 +219,15 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
     assert.equal(other.body.error?.param, 'cursor');
   });
 
+  test('a cursor naming a board version that never had a page to continue (0, before the first projection) is 400 cursor', async () => {
+    const first = (await get(t, '/v1/agents?limit=2')).body;
+    const fields = JSON.parse(Buffer.from(first.next_cursor!, 'base64url').toString('utf8')) as unknown[];
+    const never = Buffer.from(JSON.stringify([0, ...fields.slice(1)])).toString('base64url');
+    const res = await get(t, `/v1/agents?limit=2&cursor=${never}`);
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.error?.param, 'cursor');
+  });
+
   test('paging neither skips nor repeats an agent while records are written, agents created and the board projected again', async () => {
     for (let i = 0; i < 12; i++) await agent(`papa-${String(i).padStart(2, '0')}`, { decisions: 1 + (i % 4) });
     await t.directoryJob.catchUp();

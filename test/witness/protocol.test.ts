@@ -3,6 +3,7 @@
 // monitoring GET, the body and proof bounds, and a split view (a second history of the log signed
 // by the same key) refused. Runs the real handler and SQLite state in process.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { b64Decode, openCheckpoint, parseCosignerVkey, parseVkey, signCheckpoint, verifyCosignature } from '../../src/core/index.ts';
 import { verifyRaw } from '../../src/core/ed25519.ts';
@@ -181,4 +182,58 @@ describe('a split view: a second history of the log, signed by the same key', ()
       await w.stop();
     }
   });
+});
+
+/**
+ * Sends `head`, then body bytes as fast as the socket takes them, until the server closes the
+ * connection or `cap` bytes are sent; answers the bytes sent and what the server answered.
+ */
+function endlessBody(url: string, head: string, cap: number): Promise<{ sent: number; answer: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    let answer = '';
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      resolve({ sent, answer });
+    };
+    const pump = () => {
+      while (!done && sent < cap) {
+        sent += chunk.length;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+      if (sent >= cap) finish();
+    };
+    socket.on('data', (d) => { answer += d.toString('latin1'); });
+    socket.on('error', finish);
+    socket.on('close', finish);
+    socket.on('connect', () => {
+      socket.write(head);
+      pump();
+    });
+  });
+}
+
+describe('add-checkpoint: an endless body', () => {
+  let w: Awaited<ReturnType<typeof startTestWitness>>;
+  before(async () => { w = await startTestWitness(); });
+  after(() => w.stop());
+
+  // Before: the witness read (and threw away) whatever came after the bound, so 8 such requests kept it
+  // reading gigabytes. Now it answers 400 and closes the connection: what it takes is the bound plus
+  // what the sockets' buffers hold.
+  for (const [name, framing] of [['declared', 'content-length: 100000000000'], ['chunked', 'transfer-encoding: chunked']] as const) {
+    it(`400 and the connection closed at the bound, the rest unread (${name} length)`, async () => {
+      const cap = 256 * 1024 * 1024;
+      const head = `POST /add-checkpoint HTTP/1.1\r\nhost: w\r\n${framing}\r\n\r\n${name === 'chunked' ? '7fffffff\r\n' : ''}`;
+      const { sent, answer } = await endlessBody(w.url, head, cap);
+      assert.match(answer, /^HTTP\/1\.1 400 /);
+      assert.ok(sent < 32 * 1024 * 1024, `the witness took ${sent} bytes before it closed the connection`);
+    });
+  }
 });
