@@ -6,7 +6,7 @@
 // Owns: what an account split or dividend event is (per method), the window that pairs it with a
 // market action, and the account events as actions the trade-derived engine applies. Pure.
 
-import { effectiveDate, latestVersions, payDate, type ActionInput } from './actions.ts';
+import { effectiveDate, factKey, latestVersions, payDate, type ActionInput } from './actions.ts';
 import { activitiesInForce, activityKind, isDividendRow, type ActivityInput } from './broker-history.ts';
 import { Dec, parseDec, plain } from './numbers.ts';
 import { utcDate } from './portfolio.ts';
@@ -126,4 +126,17 @@ export function tradeDerivedActions(activities: ActivityInput[], market: ActionI
 export function uncoveredForTimeWeighted(activities: ActivityInput[], market: ActionInput[]): ActionInput[] {
   const covered = coverage(accountEvents(activities, 'time_weighted'), market);
   return [...latestVersions(market.filter((a) => a.origin !== 'account')).values()].filter((a) => !covered.has(a.provider_id));
+}
+
+/**
+ * Whether a broker state's actions (`applied`) are all in `actions` as they are now (same fact, same origin,
+ * covered by the same account event): otherwise an account event arrived (or was corrected) that
+ * changes which source applies an action already applied, and the report is computed from scratch.
+ */
+export function keepsActions(applied: readonly ActionInput[], actions: ActionInput[]): boolean {
+  const now = new Map(actions.map((a) => [factKey(a), a]));
+  return applied.every((a) => {
+    const b = now.get(factKey(a));
+    return b !== undefined && (b.origin ?? 'market') === (a.origin ?? 'market') && (b.covered_by ?? null) === (a.covered_by ?? null);
+  });
 }

@@ -27,8 +27,8 @@ import { SyntheticMarketData } from '../market/synthetic.ts';
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { PerformanceStore, StoredReport } from './port.ts';
-import { closesStoredBefore, effectiveDate, factKey, type ActionInput, type CloseSave } from './actions.ts';
-import { tradeDerivedActions, uncoveredForTimeWeighted } from './holding-actions.ts';
+import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
+import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from './holding-actions.ts';
 import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport, type TimeWeightedView,
@@ -439,7 +439,7 @@ export class PerformanceService {
     const activities = portfolio === 'broker' ? await this.activitiesOf(agent.id, throughSeq) : [];
     const actions = portfolio === 'broker' && state.method === 'perf_v2' ? tradeDerivedActions(activities, market) : market;
     // An account event that now covers a market action already applied (or no longer does): from scratch
-    if (held && portfolio === 'broker' && !keepsActions(state, actions)) return { ok: false, failure: 'out_of_order' };
+    if (held && portfolio === 'broker' && !keepsActions(state.corporate?.actions ?? [], actions)) return { ok: false, failure: 'out_of_order' };
     const advanced = advance(state, { ...news.records, through, ...prices.value, actions });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 
@@ -571,19 +571,6 @@ export class PerformanceService {
     }
     return out;
   }
-}
-
-/**
- * Whether a broker state's actions are all in `actions` as they are now (same fact, same origin,
- * covered by the same account event): otherwise an account event arrived (or was corrected) that
- * changes which source applies an action already applied, and the report is computed from scratch.
- */
-function keepsActions(state: EngineState, actions: ActionInput[]): boolean {
-  const now = new Map(actions.map((a) => [factKey(a), a]));
-  return (state.corporate?.actions ?? []).every((a) => {
-    const b = now.get(factKey(a));
-    return b !== undefined && (b.origin ?? 'market') === (a.origin ?? 'market') && (b.covered_by ?? null) === (a.covered_by ?? null);
-  });
 }
 
 function isCurrent(row: StoredReport, headSeq: number, yesterday: string): boolean {
