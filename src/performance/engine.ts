@@ -32,7 +32,8 @@ import {
 } from './portfolio.ts';
 import type { Metrics, RelativeMetrics } from './metrics.ts';
 
-export const STATE_VERSION = 3;
+/** 4: events say their source, and broker reports take splits and dividends from the account or the market (holding-actions.ts); a stored state of an earlier version is computed again from scratch. */
+export const STATE_VERSION = 4;
 export type Method = 'perf_v1' | 'perf_v2';
 /** The benchmark's basis in a perf_v2 report: dividends reinvested at the ex-date close (default), or not. */
 export type BenchmarkReturn = 'total' | 'price';
