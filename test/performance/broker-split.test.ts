@@ -5,7 +5,8 @@
 // each split and dividend is applied once, from the account's rows where the report's method can
 // use them, else from the market's actions, and each event says which; the benchmark moves by its
 // total return on SPY's ex-date; the funded account (time-weighted) ends with the same holdings;
-// `ledger verify --performance` recomputes every report.
+// the same account at a SnapTrade broker (its SPLIT row's units undocumented) takes the split from
+// the market; `ledger verify --performance` recomputes every report.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.ts';
@@ -18,6 +19,7 @@ import { performanceOf } from '../../src/performance/service.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import { splitAccount, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
+import { snapTradeSplitAccount, startSnapTradeSim, type SnapTradeSim } from '../sim/snaptrade.ts';
 import { startAlpacaDataSim, type AlpacaDataSim, type SimBar, type SimTrade } from '../sim/alpaca-data.ts';
 import { forEachStore } from '../support/stores.ts';
 import { brokerTestApp, connectAlpaca, type BrokerTestApp } from '../brokers/wiring-support.ts';
@@ -55,19 +57,24 @@ type Doc = {
 
 await forEachStore('a broker account through a split and a dividend (issue 39)', (kind) => {
   let trading: AlpacaSim;
+  let snap: SnapTradeSim;
   let data: AlpacaDataSim;
   let store: LedgerStore;
   let t: BrokerTestApp;
   let base: string;
   let closeServer = async () => undefined as void;
-  const agents: Record<'funded' | 'midLife' | 'noRows', { handle: string }> = {} as never;
+  const agents: Record<'funded' | 'midLife' | 'noRows' | 'snapTrade', { handle: string }> = {} as never;
   const doc = async (handle: string) => (await (await fetch(`${base}/v1/agents/${handle}/performance?portfolio=broker`)).json()) as Doc;
 
   before(async () => {
     trading = await startAlpacaSim({ scenario: splitAccount({ deposit: true }) });
     data = await startAlpacaDataSim({ ...KEY, now: () => NOW, bars: { SPLT: bars('SPLT'), SPY: bars('SPY') }, trades: { SPLT: trades('SPLT'), SPY: trades('SPY') }, actions: ACTIONS });
     store = await kind.open();
-    t = await brokerTestApp(store, { LEDGER_ALPACA_TRADING_URL: trading.url }, '2026-03-06T12:00:00.000Z');
+    snap = await startSnapTradeSim({ scenario: snapTradeSplitAccount() });
+    const p = snap.scenario.partner;
+    t = await brokerTestApp(store, {
+      LEDGER_ALPACA_TRADING_URL: trading.url, LEDGER_SNAPTRADE_URL: snap.url, LEDGER_SNAPTRADE_CLIENT_ID: p.clientId, LEDGER_SNAPTRADE_CONSUMER_KEY: p.consumerKey,
+    }, '2026-03-06T12:00:00.000Z');
     const connect = async (name: keyof typeof agents, scenario: ReturnType<typeof splitAccount>) => {
       trading.scenario.activities = scenario.activities;
       const agent = await t.agent();
@@ -78,6 +85,7 @@ await forEachStore('a broker account through a split and a dividend (issue 39)',
     await connect('funded', splitAccount({ deposit: true }));
     await connect('midLife', splitAccount({ deposit: false }));
     await connect('noRows', splitAccount({ deposit: false, rows: false }));
+    agents.snapTrade = await connectSnapTrade(t);
 
     const provider = new AlpacaMarketData({ ...KEY, baseUrl: data.url, now: () => NOW, retryDelayMs: 1 });
     const facts = new MarketFacts({ store: store.market, providers: { alpaca: provider }, benchmark: 'SPY', brokerSource: 'alpaca', now: () => NOW });
@@ -95,6 +103,7 @@ await forEachStore('a broker account through a split and a dividend (issue 39)',
     await t?.close();
     await store?.close();
     await trading?.close();
+    await snap?.close();
     await data?.close();
     await kind.cleanup();
   });
@@ -159,8 +168,20 @@ await forEachStore('a broker account through a split and a dividend (issue 39)',
     });
   });
 
+  describe('a SnapTrade account with a split', () => {
+    it('takes the split from the market\'s actions (its SPLIT row cannot be applied) and the dividend from its row: a true curve', async () => {
+      const d = await doc(agents.snapTrade.handle);
+      assert.equal(d.basis, 'trade_derived');
+      const applied = d.corporate_actions.events.filter((e) => e.symbol === 'SPLT' && e.phase === 'ex');
+      assert.deepEqual(applied.map((e) => [e.date, e.type, e.source, e.quantity_after, e.amount]), [['2026-02-10', 'forward_split', 'market', '100', null], ['2026-02-20', 'cash_dividend', 'account', '100', '25']]);
+      for (const r of d.series) assert.ok(Number(r.daily_return) > -0.02, `${r.date}: ${r.daily_return}`);
+      const gain = Number(d.series.at(-1)!.value) - Number(d.start_value);
+      assert.ok(Math.abs(gain - 451.1) <= 4.511, `gain ${gain}`);
+    });
+  });
+
   describe('ledger verify --performance', () => {
-    for (const name of ['funded', 'midLife', 'noRows'] as const) {
+    for (const name of ['funded', 'midLife', 'noRows', 'snapTrade'] as const) {
       it(`recomputes the ${name} account's broker report`, async () => {
         const out: string[] = [];
         assert.equal(await verifyPerformance(`${base}/agents/${agents[name].handle}`, (l) => out.push(l)), 0, out.join('\n'));
@@ -169,3 +190,16 @@ await forEachStore('a broker account through a split and a dividend (issue 39)',
     }
   });
 });
+
+/** Connects the simulator's SnapTrade account to a new agent through the portal and imports it. */
+async function connectSnapTrade(t: BrokerTestApp): Promise<{ handle: string }> {
+  const agent = await t.agent();
+  const start = await t.app.inject({ method: 'POST', url: '/v1/brokers/snaptrade', headers: { authorization: `Bearer ${agent.secret}`, 'content-type': 'application/json' }, payload: '{}' });
+  assert.equal(start.statusCode, 201, start.body);
+  const portal = await fetch(start.json().portal_url, { redirect: 'manual' });
+  const back = new URL(portal.headers.get('location')!);
+  const done = await t.app.inject({ method: 'GET', url: `${back.pathname}${back.search}` });
+  assert.equal(done.statusCode, 200, done.body);
+  await t.brokers.drain();
+  return agent;
+}
