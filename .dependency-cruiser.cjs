@@ -136,7 +136,7 @@ module.exports = {
       from: { path: '^src/verify/' },
       to: {
         path: '^src/',
-        pathNot: '^src/(verify|core|runtime)/|^src/performance/(engine|actions|numbers|exact|outcomes|perf|metrics|portfolio|inputs|bundle|broker-history)\\.ts$'
+        pathNot: '^src/(verify|core|runtime)/|^src/performance/(engine|actions|numbers|exact|outcomes|perf|metrics|portfolio|inputs|bundle|broker-history|holding-actions)\\.ts$'
           + '|^src/anchor/(ots|verify|bitcoin-headers|http)\\.ts$',
       },
     },

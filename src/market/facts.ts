@@ -1,7 +1,8 @@
-// The market facts the pricing job keeps: for every symbol with a priced decision, and
-// the benchmark, the corporate actions from its first decision's date to today and the raw daily
-// closes up to yesterday, from the provider that priced it (a demo agent's symbols from the
-// synthetic model). Owns the pass over those symbols: a chunk of symbols per step (one actions
+// The market facts the pricing job keeps: for every symbol any report values (a priced decision's,
+// from the provider that priced it, a demo agent's from the synthetic model; a broker portfolio's,
+// held through fills, activities or reported positions, from the configured provider) and the
+// benchmark of every source in use, the corporate actions from the symbol's first date to today
+// and the raw daily closes up to yesterday (docs/pricing.md). Owns the pass over those symbols: a chunk of symbols per step (one actions
 // request, then their closes through DailyCloses, which fetches only what is not stored), a cursor
 // over the list, a new pass every `everyMs` (a provider's correction of an old action is found by
 // the next pass). A failure ends the step; it is retried with backoff (the provider's Retry-After
@@ -29,6 +30,8 @@ export type FactsOptions = Partial<typeof FACTS_DEFAULTS> & {
   providers: Partial<Record<PriceSource, MarketData>>;
   /** LEDGER_BENCHMARK: kept for every source in use. */
   benchmark: string | null;
+  /** The source broker portfolios are valued by (the configured provider): their symbols' facts come from it. Absent: none kept. */
+  brokerSource?: PriceSource;
   now?: () => Date;
   onNotice?: (level: 'info' | 'warn', message: string) => void;
 };
@@ -108,24 +111,33 @@ export class MarketFacts {
     }
   }
 
-  /** The symbols of the priced observations by source, and the benchmark of each source from its earliest date. */
+  /**
+   * The symbols of the priced observations by source and those broker portfolios hold (from the
+   * broker source), each from its earliest date, and the benchmark of each source from the
+   * earliest date of that source's symbols.
+   */
   private async targets(): Promise<Target[]> {
-    const out: Target[] = [];
+    const bySymbol = new Map<string, Target>();
     const earliest = new Map<PriceSource, string>();
-    for (const s of await this.options.store.pricedSymbols()) {
+    const add = (s: PricedSymbol) => {
       const provider = this.options.providers[s.source];
-      if (!provider) continue;
-      out.push({ ...s, provider });
+      if (!provider) return;
+      const known = bySymbol.get(`${s.source}\n${s.symbol}`);
+      if (known) known.firstDate = known.firstDate < s.firstDate ? known.firstDate : s.firstDate;
+      else bySymbol.set(`${s.source}\n${s.symbol}`, { ...s, provider });
       const first = earliest.get(s.source);
       if (first === undefined || s.firstDate < first) earliest.set(s.source, s.firstDate);
-    }
+    };
+    for (const s of await this.options.store.pricedSymbols()) add(s);
+    const brokerSource = this.options.brokerSource;
+    if (brokerSource !== undefined) for (const s of await this.options.store.brokerSymbols()) if (assetKindOf(s.symbol) !== null) add({ ...s, source: brokerSource });
     const benchmark = this.options.benchmark;
     for (const [source, firstDate] of benchmark === null ? [] : earliest) {
-      const known = out.find((t) => t.source === source && t.symbol === benchmark);
+      const known = bySymbol.get(`${source}\n${benchmark}`);
       if (known) known.firstDate = firstDate;
-      else out.push({ source, symbol: benchmark!, firstDate, provider: this.options.providers[source]! });
+      else bySymbol.set(`${source}\n${benchmark}`, { source, symbol: benchmark!, firstDate, provider: this.options.providers[source]! });
     }
-    return out.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : a.firstDate < b.firstDate ? -1 : a.firstDate > b.firstDate ? 1 : a.symbol < b.symbol ? -1 : 1));
+    return [...bySymbol.values()].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : a.firstDate < b.firstDate ? -1 : a.firstDate > b.firstDate ? 1 : a.symbol < b.symbol ? -1 : 1));
   }
 
   /** The next symbols of the pass with one source. */

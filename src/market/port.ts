@@ -294,6 +294,8 @@ export type SavedActions = { added: number; revised: number };
 
 /** A symbol the pricing job keeps facts for: priced by `source`, first observed on `firstDate`. */
 export type PricedSymbol = { source: PriceSource; symbol: string; firstDate: string };
+/** A symbol a broker portfolio holds or held, and the earliest date it is known from. */
+export type BrokerSymbol = { symbol: string; firstDate: string };
 
 export interface MarketStore {
   /**
@@ -361,4 +363,10 @@ export interface MarketStore {
   corporateActionHistory(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]>;
   /** The symbols of priced observations, by source, with the date of the first: what the pricing job keeps facts for. */
   pricedSymbols(): Promise<PricedSymbol[]>;
+  /**
+   * The symbols any broker portfolio holds or held: of imported executions and activities (from
+   * the earliest fill or activity date), and of the positions a broker reported (from the first
+   * snapshot listing them). The pricing job keeps their facts from the configured provider.
+   */
+  brokerSymbols(): Promise<BrokerSymbol[]>;
 }

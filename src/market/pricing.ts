@@ -104,6 +104,7 @@ export class PricingJob {
       ...options.facts,
       store: options.store,
       providers: { ...(options.demo ? { synthetic: options.demo.market } : {}), [options.market.source]: options.market },
+      brokerSource: options.market.source,
       now: () => this.now(),
       onNotice: options.onNotice,
     }) : null;

@@ -39,6 +39,15 @@ export type ActionInput = {
    * changes (closesStoredBefore computes it from the stored closes).
    */
   close_stored_at?: string | null;
+  /**
+   * Broker reports (holding-actions.ts): `account` for a split or dividend the account reported
+   * (provider_id `account:<record ids>`), `market` for the provider's. Absent: market.
+   */
+  origin?: 'account' | 'market';
+  /** A market action an account event stands for (its id): the book takes it from the account, the benchmark still from the market. */
+  covered_by?: string | null;
+  /** An account dividend that does not say the shares it paid on: the cash as reported, in place of rate x holding. */
+  amount?: string | null;
 };
 
 /** Order of actions sharing a date: cash dividends on the holding at the previous close first, then share changes. */
@@ -117,7 +126,7 @@ export function savesOfCloses(closes: ReadonlyArray<{ date: string; fetched_at: 
 
 /** What an applicable action does to one share, or why it cannot be applied. */
 export type Terms =
-  | { kind: 'cash'; rate: Dec }
+  | { kind: 'cash'; rate: Dec; /** an account dividend's cash as reported, in place of rate x holding */ fixed?: Dec }
   | { kind: 'shares'; num: Dec; den: Dec; /** decimal places kept: 0 for a reverse split (cash in lieu of fractions of a share) */ places: number }
   | { kind: 'none'; reason: string };
 
@@ -125,6 +134,8 @@ export type Terms =
 export function termsOf(a: ActionInput): Terms {
   switch (a.type) {
     case 'cash_dividend': {
+      const fixed = parseDec(a.amount ?? null);
+      if (fixed !== null && fixed.gte(0)) return { kind: 'cash', rate: new Dec(0), fixed };
       const rate = parseDec(a.rate);
       return rate !== null && rate.gte(0) ? { kind: 'cash', rate } : { kind: 'none', reason: `cash dividend without a valid rate (${JSON.stringify(a.rate)})` };
     }
@@ -150,3 +161,31 @@ export function ratioText(a: ActionInput): string | null {
   if (a.type === 'stock_dividend' && a.rate !== null) return `${new Dec(1).plus(a.rate).toFixed()}:1`;
   return null;
 }
+
+/** A corporate action's effect on the portfolio, as the report lists it. */
+export type AppliedAction = {
+  date: string;
+  /** `ex`: the ex-date (shares changed, dividend accrued); `payable`: the dividend paid into cash; `in_lieu`: a fraction of a share paid in cash at the close. */
+  phase: 'ex' | 'payable' | 'in_lieu';
+  symbol: string;
+  type: string;
+  provider_id: string;
+  /** Share actions: `new:old` shares. */
+  ratio: string | null;
+  /** Cash dividends: cash per share. */
+  rate: string | null;
+  quantity_before: string;
+  quantity_after: string;
+  cash_before: string;
+  cash_after: string;
+  /** Cash accrued (ex), paid (payable) or paid in lieu (in_lieu); null when no cash moves. */
+  amount: string | null;
+  /** in_lieu: the fraction of a share and the close it was paid at. */
+  fraction?: string;
+  price?: string;
+  /** Where the event came from: the account's own activity rows or the market's corporate actions (holding-actions.ts). */
+  source: 'account' | 'market';
+};
+
+/** The source of an applied event, from its provider id (account events are `account:<record ids>`). */
+export const sourceOf = (providerId: string): AppliedAction['source'] => (providerId.startsWith('account:') ? 'account' : 'market');

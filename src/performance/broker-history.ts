@@ -7,6 +7,7 @@
 // neutralised, chained into an index published as the growth of START_VALUE.
 // Pure: no I/O; the caller reads the records.
 
+import { effectiveDate, termsOf, ratioText, type ActionInput, type AppliedAction } from './actions.ts';
 import { Dec, money, plain, ratio } from './numbers.ts';
 import { Book, START_VALUE, positionsOf, sortFills, utcDate, type Close, type FillInput, type Note, type Reconstruction, type SeriesPoint } from './portfolio.ts';
 
@@ -54,6 +55,12 @@ export function activityKind(a: Pick<ActivityInput, 'broker' | 'activity_type' |
   }
   if (a.broker === 'snaptrade') return SNAPTRADE[a.activity_type] ?? 'not_applied'; // SPLIT: the meaning of its units is undocumented
   return 'not_applied';
+}
+
+/** A dividend row: cash income of a symbol (Alpaca DIV family, SnapTrade DIVIDEND), with an amount. */
+export function isDividendRow(a: ActivityInput): boolean {
+  if (a.symbol === null || a.amount === null || activityKind(a) !== 'income') return false;
+  return a.broker === 'alpaca' ? a.activity_type.startsWith('DIV') : a.activity_type === 'DIVIDEND' || a.activity_type === 'SUBSTITUTE_DIVIDEND';
 }
 
 /**
@@ -122,6 +129,7 @@ function shortSales(fills: FillInput[], activities: ActivityInput[]): string[] {
   const held = new Map<string, Dec>();
   const short = new Set<string>();
   for (const e of eventsOf(fills, activities)) {
+    if (e.kind === 'market') continue;
     const delta = e.kind === 'fill' ? new Dec(e.fill.quantity).times(e.fill.side === 'buy' ? 1 : -1)
       : activityKind(e.activity) === 'shares' && e.activity.quantity !== null ? new Dec(e.activity.quantity) : null;
     const symbol = e.kind === 'fill' ? e.fill.symbol : e.activity.symbol;
@@ -133,16 +141,25 @@ function shortSales(fills: FillInput[], activities: ActivityInput[]): string[] {
   return [...short].sort();
 }
 
-type HistoryEvent = { at: string; date: string; kind: 'fill'; fill: FillInput } | { at: string; date: string; kind: 'activity'; activity: ActivityInput };
+type HistoryEvent =
+  | { at: string; date: string; kind: 'fill'; fill: FillInput }
+  | { at: string; date: string; kind: 'activity'; activity: ActivityInput }
+  | { at: string; date: string; kind: 'market'; action: ActionInput };
 
-/** Fills and activities in application order: by instant; an activity known by its date applies at the start of that date. */
-function eventsOf(fills: FillInput[], activities: ActivityInput[]): HistoryEvent[] {
+const KIND_ORDER = { market: 0, activity: 1, fill: 2 } as const;
+
+/**
+ * Fills, activities and market actions in application order: by instant; an activity known by its
+ * date, and a market action (on its effective date, before the open), apply at the start of that date.
+ */
+function eventsOf(fills: FillInput[], activities: ActivityInput[], market: ActionInput[] = []): HistoryEvent[] {
   const events: HistoryEvent[] = [
+    ...market.filter((a) => effectiveDate(a) !== null).map((a): HistoryEvent => ({ at: `${effectiveDate(a)}T00:00:00Z`, date: effectiveDate(a) as string, kind: 'market', action: a })),
     ...activities.map((a): HistoryEvent => ({ at: a.occurred_at.length === 10 ? `${a.occurred_at}T00:00:00Z` : a.occurred_at, date: dateOf(a), kind: 'activity', activity: a })),
     ...sortFills(fills).map((f): HistoryEvent => ({ at: f.executed_at, date: utcDate(f.executed_at), kind: 'fill', fill: f })),
   ];
   const ms = (e: HistoryEvent) => Date.parse(e.at);
-  return events.sort((x, y) => ms(x) - ms(y) || (x.kind === y.kind ? 0 : x.kind === 'activity' ? -1 : 1));
+  return events.sort((x, y) => ms(x) - ms(y) || KIND_ORDER[x.kind] - KIND_ORDER[y.kind]);
 }
 
 export type TimeWeighted = Reconstruction & {
@@ -152,6 +169,8 @@ export type TimeWeighted = Reconstruction & {
   flows: SeriesPoint[];
   /** Each day's return with that day's flows neutralised: V_d / (V_{d-1} + F_d) - 1. */
   daily_returns: SeriesPoint[];
+  /** The splits and dividends applied to the holdings, each with its source (the account's rows, or the market's actions). */
+  events: AppliedAction[];
 };
 
 /**
@@ -161,8 +180,9 @@ export type TimeWeighted = Reconstruction & {
  * Flows are taken at the start of their day: r_d = V_d / (V_{d-1} + F_d) - 1 (0 when nothing was
  * invested: V_{d-1} + F_d <= 0). Published values: START_VALUE x prod(1 + r), 2 decimals.
  */
-export function reconstructTimeWeighted(fills: FillInput[], activities: ActivityInput[], calendar: string[], closes: Record<string, Close[]>): TimeWeighted {
-  const events = eventsOf(fills, activitiesInForce(activities));
+export function reconstructTimeWeighted(fills: FillInput[], activities: ActivityInput[], calendar: string[], closes: Record<string, Close[]>, market: ActionInput[] = []): TimeWeighted {
+  const events = eventsOf(fills, activitiesInForce(activities), market);
+  const applied: AppliedAction[] = [];
   const book = new Book(new Dec(0));
   const closeOf = new Map<string, Map<string, string>>();
   for (const [symbol, list] of Object.entries(closes)) closeOf.set(symbol, new Map(list.map((c) => [c.date, c.close])));
@@ -178,7 +198,7 @@ export function reconstructTimeWeighted(fills: FillInput[], activities: Activity
   const first = events[0];
   for (const date of first === undefined ? [] : calendar.filter((d) => d >= first.date)) {
     let flow = new Dec(0);
-    for (; next < events.length && (events[next] as HistoryEvent).date <= date; next++) flow = flow.plus(apply(book, events[next] as HistoryEvent, notes, marks));
+    for (; next < events.length && (events[next] as HistoryEvent).date <= date; next++) flow = flow.plus(apply(book, events[next] as HistoryEvent, notes, marks, applied));
     for (const symbol of [...book.holdings.keys()]) {
       const close = closeOf.get(symbol)?.get(date);
       if (close !== undefined) book.mark(symbol, new Dec(close));
@@ -193,10 +213,10 @@ export function reconstructTimeWeighted(fills: FillInput[], activities: Activity
     returns.push({ date, value: ratio(r) });
     if (!flow.isZero()) flows.push({ date, value: money(flow) });
   }
-  for (; next < events.length; next++) apply(book, events[next] as HistoryEvent, notes, marks);
+  for (; next < events.length; next++) apply(book, events[next] as HistoryEvent, notes, marks, applied);
   return {
     inception: first?.at ?? null, start_value: money(new Dec(START_VALUE)), values, applied: [], notes, cash: plain(book.cash),
-    positions: positionsOf(book), account_values: accountValues, flows, daily_returns: returns,
+    positions: positionsOf(book), account_values: accountValues, flows, daily_returns: returns, events: applied,
   };
 }
 
@@ -205,9 +225,9 @@ export function reconstructTimeWeighted(fills: FillInput[], activities: Activity
  * its first fill) with the account it rebuilt: what the service publishes and `ledger verify
  * --performance` recomputes (engine.ts TimeWeightedView). Only for a complete history.
  */
-export function timeWeightedView(fills: FillInput[], activities: ActivityInput[], dates: string[], closes: Record<string, Close[]>) {
-  const rec = reconstructTimeWeighted(fills, activities, dates, closes);
-  return { values: rec.values, cash: rec.cash, positions: rec.positions, notes: rec.notes };
+export function timeWeightedView(fills: FillInput[], activities: ActivityInput[], dates: string[], closes: Record<string, Close[]>, market: ActionInput[] = []) {
+  const rec = reconstructTimeWeighted(fills, activities, dates, closes, market);
+  return { values: rec.values, cash: rec.cash, positions: rec.positions, notes: rec.notes, events: rec.events };
 }
 
 /**
@@ -215,7 +235,11 @@ export function timeWeightedView(fills: FillInput[], activities: ActivityInput[]
  * withdrawals). `marks`: the last mark of each symbol, so a split's ADD row finds the price its
  * REMOVE row left (the REMOVE empties the holding).
  */
-function apply(book: Book, e: HistoryEvent, notes: Note[], marks: Map<string, Dec>): Dec {
+function apply(book: Book, e: HistoryEvent, notes: Note[], marks: Map<string, Dec>, applied: AppliedAction[]): Dec {
+  if (e.kind === 'market') {
+    applyMarket(book, e.action, applied);
+    return new Dec(0);
+  }
   if (e.kind === 'fill') {
     const qty = new Dec(e.fill.quantity);
     book.trade(e.fill.symbol, e.fill.side === 'buy' ? qty : qty.neg(), new Dec(e.fill.price), e.fill.fee ? new Dec(e.fill.fee) : undefined);
@@ -230,13 +254,67 @@ function apply(book: Book, e: HistoryEvent, notes: Note[], marks: Map<string, De
       return new Dec(0);
     }
     const delta = new Dec(a.quantity);
+    const before = book.quantity(a.symbol);
     marks.set(a.symbol, mark);
     book.trade(a.symbol, delta, mark);
     book.cash = book.cash.plus(delta.times(mark)); // shares change, no cash moves; the close re-marks them
+    noteSplitRow(applied, a, dateOf(a), before, book.quantity(a.symbol), plain(book.cash));
     return new Dec(0);
   }
   if (kind === 'not_applied' || a.amount === null) return new Dec(0);
   const amount = new Dec(a.amount);
+  const cashBefore = plain(book.cash);
   book.cash = book.cash.plus(amount);
+  if (isDividendRow(a)) {
+    const qty = plain(book.quantity(a.symbol as string));
+    applied.push({ date: dateOf(a), phase: 'payable', symbol: a.symbol as string, type: 'cash_dividend', provider_id: `account:${a.id}`, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: cashBefore, cash_after: plain(book.cash), amount: plain(amount), source: 'account' });
+  }
   return kind === 'deposit' || kind === 'withdrawal' ? amount : new Dec(0);
+}
+
+/**
+ * A split row of the account as an applied event: the rows of one symbol and date (Alpaca's REMOVE
+ * and ADD) make one event, its ratio the shares in to the shares out.
+ */
+function noteSplitRow(applied: AppliedAction[], a: ActivityInput, date: string, before: Dec, after: Dec, cash: string): void {
+  const last = applied.at(-1);
+  const same = last !== undefined && last.source === 'account' && last.phase === 'ex' && last.symbol === a.symbol && last.date === date;
+  const first = same ? new Dec(last.quantity_before) : before;
+  const ids = same ? [...last.provider_id.slice('account:'.length).split('+'), a.id].sort() : [a.id];
+  const event: AppliedAction = {
+    date, phase: 'ex', symbol: a.symbol as string, type: after.gte(first) ? 'forward_split' : 'reverse_split', provider_id: `account:${ids.join('+')}`,
+    ratio: first.isZero() ? null : `${plain(after)}:${plain(first)}`, rate: null, quantity_before: plain(first), quantity_after: plain(after),
+    cash_before: cash, cash_after: cash, amount: null, source: 'account',
+  };
+  if (same) applied[applied.length - 1] = event;
+  else applied.push(event);
+}
+
+/**
+ * A market action no account row covers (holding-actions.ts), on the holding before the day's
+ * open: a split re-bases it (a fraction left by a reverse split paid in cash at the re-based mark),
+ * a cash dividend is counted into cash on its ex-date (the account's value is the same as with the
+ * dividend receivable until its pay date). An action of a symbol not held changes nothing.
+ */
+function applyMarket(book: Book, a: ActionInput, applied: AppliedAction[]): void {
+  if (!book.holdings.has(a.symbol)) return;
+  const terms = termsOf(a);
+  if (terms.kind === 'none') return;
+  const date = effectiveDate(a) as string;
+  const cash = plain(book.cash);
+  const base = { date, phase: 'ex' as const, symbol: a.symbol, type: a.type, provider_id: a.provider_id, source: 'market' as const };
+  if (terms.kind === 'cash') {
+    const qty = book.quantity(a.symbol);
+    const amount = terms.fixed ?? qty.times(terms.rate);
+    book.cash = book.cash.plus(amount);
+    applied.push({ ...base, ratio: null, rate: plain(terms.rate), quantity_before: plain(qty), quantity_after: plain(qty), cash_before: cash, cash_after: plain(book.cash), amount: plain(amount) });
+    return;
+  }
+  const r = book.rebase(a.symbol, terms.num, terms.den, terms.places);
+  const inLieu = r.fraction.times(r.mark);
+  book.cash = book.cash.plus(inLieu);
+  applied.push({
+    ...base, ratio: ratioText(a), rate: a.type === 'stock_dividend' ? a.rate : null, quantity_before: plain(r.before), quantity_after: plain(r.after),
+    cash_before: cash, cash_after: plain(book.cash), amount: inLieu.isZero() ? null : plain(inLieu),
+  });
 }

@@ -161,7 +161,7 @@ async function* recordsOf(b: BundleSource): AsyncGenerator<ChainInput> {
 
 /** The corporate actions the report was given (every version, canonical order), with their stored revisions. */
 async function actionLines(b: BundleSource): Promise<ActionLine[]> {
-  const given = b.state.corporate?.actions ?? [];
+  const given = (b.state.corporate?.actions ?? []).filter((a) => a.origin !== 'account'); // an account's events are its activity records, above
   const source = b.priceSource?.source;
   const stored = new Map<string, StoredCorporateAction>();
   if (source !== undefined) {

@@ -19,7 +19,9 @@
 // the facts alone: an action learned after a close dated on or after its effective date was stored,
 // actions.ts closesStoredBefore; so from scratch and step by step agree).
 
-import { compareActions, effectiveDate, factKey, latestVersions, learnedLate, payDate, ratioText, termsOf, type ActionInput } from './actions.ts';
+import { compareActions, effectiveDate, factKey, latestVersions, learnedLate, payDate, ratioText, sourceOf, termsOf, type ActionInput, type AppliedAction } from './actions.ts';
+
+export type { AppliedAction } from './actions.ts';
 import { Dec, money, plain } from './numbers.ts';
 import { addToDate, directionOf, firstIndexFrom, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
 import { benchmarkValue, summarise, type SeriesRow } from './perf.ts';
@@ -30,7 +32,8 @@ import {
 } from './portfolio.ts';
 import type { Metrics, RelativeMetrics } from './metrics.ts';
 
-export const STATE_VERSION = 3;
+/** 4: events say their source, and broker reports take splits and dividends from the account or the market (holding-actions.ts); a stored state of an earlier version is computed again from scratch. */
+export const STATE_VERSION = 4;
 export type Method = 'perf_v1' | 'perf_v2';
 /** The benchmark's basis in a perf_v2 report: dividends reinvested at the ex-date close (default), or not. */
 export type BenchmarkReturn = 'total' | 'price';
@@ -48,29 +51,6 @@ const HORIZON_KEYS: HorizonKey[] = ['1d', '5d', '21d', 'stated'];
  * ends on (string), or null].
  */
 export type Pending = [symbol: string, date: string, price: string, direction: 1 | -1, seen: number, open: HorizonKey[], stated: number | string | null];
-
-/** A corporate action's effect on the portfolio, as the report lists it. */
-export type AppliedAction = {
-  date: string;
-  /** `ex`: the ex-date (shares changed, dividend accrued); `payable`: the dividend paid into cash; `in_lieu`: a fraction of a share paid in cash at the close. */
-  phase: 'ex' | 'payable' | 'in_lieu';
-  symbol: string;
-  type: string;
-  provider_id: string;
-  /** Share actions: `new:old` shares. */
-  ratio: string | null;
-  /** Cash dividends: cash per share. */
-  rate: string | null;
-  quantity_before: string;
-  quantity_after: string;
-  cash_before: string;
-  cash_after: string;
-  /** Cash accrued (ex), paid (payable) or paid in lieu (in_lieu); null when no cash moves. */
-  amount: string | null;
-  /** in_lieu: the fraction of a share and the close it was paid at. */
-  fraction?: string;
-  price?: string;
-};
 
 /** An action of the benchmark's symbol applied to its index. */
 export type BenchmarkEvent = { date: string; type: string; provider_id: string; ratio: string | null; rate: string | null; close: string; total_factor: string; price_factor: string };
@@ -336,6 +316,9 @@ function kept(a: ActionInput): ActionInput {
     provider_id: a.provider_id, type: a.type, symbol: a.symbol, ex_date: a.ex_date ?? null, payable_date: a.payable_date ?? null, process_date: a.process_date ?? null,
     old_rate: a.old_rate ?? null, new_rate: a.new_rate ?? null, rate: a.rate ?? null, special: a.special ?? null, seen_at: a.seen_at,
     close_stored_at: a.close_stored_at ?? null,
+    ...(a.origin === undefined ? {} : { origin: a.origin }),
+    ...(a.covered_by == null ? {} : { covered_by: a.covered_by }),
+    ...(a.amount == null ? {} : { amount: a.amount }),
   };
 }
 
@@ -417,7 +400,7 @@ class Timeline {
     const after = corp.applied_through;
     this.queue = corp.actions.filter((a) => { const d = effectiveDate(a); return d !== null && (after === null || d > after); });
     const benchAfter = s.series.at(-1)?.[0] ?? corp.benchmark.base_date;
-    this.benchQueue = corp.actions.filter((a) => { const d = effectiveDate(a); return a.symbol === s.benchmark.symbol && d !== null && (benchAfter === null || d > benchAfter); });
+    this.benchQueue = corp.actions.filter((a) => { const d = effectiveDate(a); return a.symbol === s.benchmark.symbol && a.origin !== 'account' && d !== null && (benchAfter === null || d > benchAfter); });
     this.nextPay = corp.receivables.reduce<string | null>((m, r) => (m === null || r[0] < m ? r[0] : m), null);
   }
 
@@ -471,6 +454,7 @@ class Timeline {
   private action(a: ActionInput, date: string): void {
     const { book, corp } = this;
     if (!book.holdings.has(a.symbol)) return; // not held: nothing to do
+    if (a.covered_by != null) return; // the account's own event applies it (holding-actions.ts)
     const inForce = this.latest.get(a.provider_id) as ActionInput;
     if (inForce !== a) {
       if (learnedLate(inForce)) this.restated(date, inForce, 'correction');
@@ -485,14 +469,14 @@ class Timeline {
     const cash = plain(book.cash);
     if (terms.kind === 'cash') {
       const q = book.quantity(a.symbol);
-      const amount = q.times(terms.rate);
+      const amount = terms.fixed ?? q.times(terms.rate);
       book.receivable = book.receivable.plus(amount);
       const pay = payDate(a, date);
       corp.receivables.push([pay, a.symbol, plain(amount), a.provider_id, a.type]);
       corp.receivables.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)); // stable: same pay date in the order accrued
       this.nextPay = corp.receivables[0]?.[0] ?? null;
       const qty = plain(q);
-      corp.events.push({ date, phase: 'ex', symbol: a.symbol, type: a.type, provider_id: a.provider_id, ratio: null, rate: plain(terms.rate), quantity_before: qty, quantity_after: qty, cash_before: cash, cash_after: cash, amount: plain(amount) });
+      corp.events.push({ date, phase: 'ex', symbol: a.symbol, type: a.type, provider_id: a.provider_id, ratio: null, rate: terms.fixed ? null : plain(terms.rate), quantity_before: qty, quantity_after: qty, cash_before: cash, cash_after: cash, amount: plain(amount), source: sourceOf(a.provider_id) });
       return;
     }
     const r = book.rebase(a.symbol, terms.num, terms.den, terms.places);
@@ -503,7 +487,7 @@ class Timeline {
     }
     corp.events.push({
       date, phase: 'ex', symbol: a.symbol, type: a.type, provider_id: a.provider_id, ratio: ratioText(a), rate: a.type === 'stock_dividend' ? a.rate : null,
-      quantity_before: plain(r.before), quantity_after: plain(r.after), cash_before: cash, cash_after: cash, amount: null,
+      quantity_before: plain(r.before), quantity_after: plain(r.after), cash_before: cash, cash_after: cash, amount: null, source: sourceOf(a.provider_id),
     });
   }
 
@@ -516,7 +500,7 @@ class Timeline {
       book.cash = book.cash.plus(amount);
       book.receivable = book.receivable.minus(amount);
       const qty = plain(book.quantity(symbol));
-      corp.events.push({ date, phase: 'payable', symbol, type, provider_id, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: before, cash_after: plain(book.cash), amount });
+      corp.events.push({ date, phase: 'payable', symbol, type, provider_id, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: before, cash_after: plain(book.cash), amount, source: sourceOf(provider_id) });
     }
     this.nextPay = corp.receivables[0]?.[0] ?? null;
   }
@@ -543,7 +527,7 @@ class Timeline {
       book.cash = book.cash.plus(amount);
       book.receivable = book.receivable.minus(held);
       const qty = plain(book.quantity(symbol));
-      corp.events.push({ date: on, phase: 'in_lieu', symbol, type, provider_id, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: before, cash_after: plain(book.cash), amount: plain(amount), fraction, price });
+      corp.events.push({ date: on, phase: 'in_lieu', symbol, type, provider_id, ratio: null, rate: null, quantity_before: qty, quantity_after: qty, cash_before: before, cash_after: plain(book.cash), amount: plain(amount), fraction, price, source: sourceOf(provider_id) });
     }
     corp.in_lieu = still;
   }
@@ -743,10 +727,14 @@ export type PublishedReport = {
  * Broker, imported history complete (broker-history.ts historyVerdict): the time-weighted curve
  * (reconstructTimeWeighted, valued on the dates of the state's series) and the account it rebuilt,
  * published in place of the trade-derived curve and book. The holdings' splits and dividends are
- * the broker's own activity records: the market's corporate actions are applied to the benchmark
- * only (no double counting, docs/perf_v1.md §3.1).
+ * the broker's own activity records where it reported them, else the market's corporate actions
+ * (holding-actions.ts: each applied once, docs/perf_v1.md §4.2); `events` lists them with their source.
  */
-export type TimeWeightedView = { values: Array<{ date: string; value: string }>; cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }>; notes: Note[] };
+export type TimeWeightedView = {
+  values: Array<{ date: string; value: string }>; cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }>; notes: Note[];
+  /** Absent in a report stored before the events were listed. */
+  events?: AppliedAction[];
+};
 
 export type PublishOptions = { benchmark_return?: BenchmarkReturn; time_weighted?: TimeWeightedView | null };
 
@@ -801,9 +789,10 @@ function restatementOf(restatements: Restatement[]): PublishedReport['restatemen
 }
 
 /**
- * The time-weighted broker report: the state's benchmark, dates, counts; the curve, holdings and
- * notes of the account rebuilt from its activities. Only the benchmark's corporate actions apply
- * (its events, and restatements of its symbol); the holdings' come from the broker's records.
+ * The time-weighted broker report: the state's benchmark, dates, counts; the curve, holdings,
+ * notes and holding events of the account rebuilt from its activities (and the market actions no
+ * activity covers). The state's own corporate caveats are the benchmark's (its events, and
+ * restatements of its symbol).
  */
 function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, basis: 'price_return' | 'total_return', tw: TimeWeightedView): PublishedReport {
   const column = basis === 'total_return' || s.corporate === null ? 2 : 3;
@@ -827,7 +816,7 @@ function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats
   if (benchmarkOnly !== null) {
     report.benchmark.events = benchmarkOnly.benchmark.events;
     report.holdings.receivable = '0';
-    report.corporate_actions = { events: [], not_applied: benchmarkOnly.not_applied };
+    report.corporate_actions = { events: tw.events ?? [], not_applied: benchmarkOnly.not_applied };
     report.restatement = restatementOf(restatements);
   }
   return report;

@@ -28,6 +28,7 @@ import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import type { MarketData, MarketError, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { PerformanceStore, StoredReport } from './port.ts';
 import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
+import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from './holding-actions.ts';
 import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport, type TimeWeightedView,
@@ -434,11 +435,15 @@ export class PerformanceService {
     if (held && throughSeq === afterSeq && through === state.valued_through) return { ok: true, saved: held.saved, row: held.row, scratch: false }; // nothing new
     const prices = await this.pricesFor(state, news, provider, through);
     if (!prices.ok) return { ok: false, failure: prices.failure };
-    const actions = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(source.source, actionSymbols(state, news.newSymbols)) : [];
+    const market = state.method === 'perf_v2' && this.deps.corporateActions ? await this.deps.corporateActions(source.source, actionSymbols(state, news.newSymbols)) : [];
+    const activities = portfolio === 'broker' ? await this.activitiesOf(agent.id, throughSeq) : [];
+    const actions = portfolio === 'broker' && state.method === 'perf_v2' ? tradeDerivedActions(activities, market) : market;
+    // An account event that now covers a market action already applied (or no longer does): from scratch
+    if (held && portfolio === 'broker' && !keepsActions(state.corporate?.actions ?? [], actions)) return { ok: false, failure: 'out_of_order' };
     const advanced = advance(state, { ...news.records, through, ...prices.value, actions });
     if (!advanced.ok) return { ok: false, failure: 'out_of_order' }; // restate as well: the caller starts again from scratch
 
-    const account = portfolio === 'broker' ? await this.brokerHistory(agent.id, throughSeq, advanced.state, provider, through) : { ok: true as const, history: null, view: null };
+    const account = portfolio === 'broker' ? await this.brokerHistory(agent.id, throughSeq, activities, advanced.state, provider, through) : { ok: true as const, history: null, view: null };
     if (!account.ok) return { ok: false, failure: account.failure };
     const saved: Saved = {
       state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, history: account.history, time_weighted: account.view, published: null as never,
@@ -456,9 +461,8 @@ export class PerformanceService {
    * from scratch at every step from every fill and activity (broker books are small; the engine's
    * resumable state carries the trade-derived book, the benchmark and the dates).
    */
-  private async brokerHistory(agentId: string, throughSeq: number, state: EngineState, provider: MarketData, through: string):
+  private async brokerHistory(agentId: string, throughSeq: number, activities: ActivityInput[], state: EngineState, provider: MarketData, through: string):
     Promise<{ ok: true; history: HistoryVerdict; view: TimeWeightedView | null } | { ok: false; failure: string }> {
-    const activities = await this.activitiesOf(agentId, throughSeq);
     const verdict = activityVerdict(activities, state.inception);
     if (!verdict.complete || state.inception === null || state.method !== 'perf_v2') return { ok: true, history: verdict, view: null };
     const { fills } = await readFills(this.deps.market, agentId, 0, throughSeq);
@@ -470,7 +474,8 @@ export class PerformanceService {
       if (!got.ok) return { ok: false, failure: describe(got.error, symbol) };
       closes[symbol] = got.value;
     }
-    return { ok: true, history, view: timeWeightedView(fills, activities, state.series.map((row) => row[0]), closes) };
+    const market = uncoveredForTimeWeighted(activities, state.corporate?.actions ?? []);
+    return { ok: true, history, view: timeWeightedView(fills, activities, state.series.map((row) => row[0]), closes, market) };
   }
 
   /** The agent's imported activity records up to `throughSeq`, in chain order, as the broker curve reads them. */
@@ -582,7 +587,7 @@ function describe(error: MarketError, symbol: string): string {
 
 /** The broker curve's caveat when the imported history is complete (docs/perf_v1.md §3.1). */
 function timeWeightedMessage(start: string, opening: string): string {
-  return `Time-weighted: the account rebuilt from a zero balance before its first deposit (${opening}) with its imported fills, dividends, splits, fees, deposits and withdrawals; each day's deposits and withdrawals neutralised; published as the growth of ${start} USD from the day of its first fill. The holdings' splits and dividends are the broker's own activity records: the market's corporate actions are applied to the benchmark only.`;
+  return `Time-weighted: the account rebuilt from a zero balance before its first deposit (${opening}) with its imported fills, dividends, splits, fees, deposits and withdrawals; each day's deposits and withdrawals neutralised; published as the growth of ${start} USD from the day of its first fill. The holdings' splits and dividends come from the broker's own activity records where it reported them, else from the market's corporate actions, each applied once (corporate_actions.events says the source of each).`;
 }
 
 /**

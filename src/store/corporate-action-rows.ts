@@ -2,7 +2,7 @@
 // their SQL, shared by both adapters. Owns how a correction becomes a new revision: one statement
 // inserts the next revision of a provider_id unless its current one is identical, so a re-fetch
 // writes nothing and two writers racing on one revision leave one row (the UNIQUE key).
-import type { CorporateActionFacts, PricedSymbol, PriceSource, StoredCorporateAction } from '../market/port.ts';
+import type { BrokerSymbol, CorporateActionFacts, PricedSymbol, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { Row } from './rows.ts';
 
 const ACTION_FIELDS = [
@@ -73,6 +73,24 @@ export function actionsFromRows(rows: Row[], successors: Row[] = rows): StoredCo
 
 export const PRICED_SYMBOLS_SQL = `SELECT source, symbol, MIN(asked_at) AS first_at FROM price_observations WHERE status = 'priced'
   GROUP BY source, symbol ORDER BY source, symbol`;
+
+/**
+ * The symbols of broker records (the fill's or activity's own date, else when recorded) and of the
+ * positions brokers reported (their reconciliation rows), each with its earliest date. `content`
+ * and `positions` read a JSON member or the array of a text column in the store's dialect.
+ */
+export function brokerSymbolsSql(d: { member: (column: string, name: string) => string; elements: (column: string) => string }): string {
+  const first = `COALESCE(${d.member('r.content', 'filled_at')}, ${d.member('r.content', 'occurred_at')}, r.recorded_at)`;
+  return `SELECT symbol, MIN(first_at) AS first_at FROM (
+    SELECT r.symbol AS symbol, ${first} AS first_at FROM records r WHERE r.type IN ('execution', 'activity') AND r.symbol IS NOT NULL
+    UNION ALL
+    SELECT ${d.member('p.value', 'symbol')} AS symbol, s.taken_at AS first_at FROM broker_snapshots s, ${d.elements('s.reconciliation')} p
+  ) held WHERE symbol IS NOT NULL AND symbol <> '' GROUP BY symbol ORDER BY symbol`;
+}
+
+export function brokerSymbolFromRow(r: Row): BrokerSymbol {
+  return { symbol: String(r.symbol), firstDate: String(r.first_at).slice(0, 10) };
+}
 
 export function pricedSymbolFromRow(r: Row): PricedSymbol {
   return { source: String(r.source) as PriceSource, symbol: String(r.symbol), firstDate: String(r.first_at).slice(0, 10) };

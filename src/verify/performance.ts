@@ -7,6 +7,7 @@
 // and the modules it is made of: no I/O, no job), fed the bundle's records, closes and actions.
 import { closesStoredBefore, savesOfCloses, type ActionInput } from '../performance/actions.ts';
 import { historyVerdict, timeWeightedView, type ActivityInput } from '../performance/broker-history.ts';
+import { tradeDerivedActions, uncoveredForTimeWeighted } from '../performance/holding-actions.ts';
 import { INPUTS_FORMAT, type ActionLine, type CloseLine, type EndLine, type InputsHeader, type RecordLine } from '../performance/bundle.ts';
 import { advance, publish, startState, type BenchmarkReturn, type Portfolio, type PublishedReport } from '../performance/engine.ts';
 import { decisionOf, fillInput, termsOf } from '../performance/inputs.ts';
@@ -95,14 +96,15 @@ export function recompute(b: Bundle, basis: BenchmarkReturn = 'total'): Publishe
     provider_id: a.provider_id, type: a.type, symbol: a.symbol, ex_date: a.ex_date, payable_date: a.payable_date, process_date: a.process_date,
     old_rate: a.old_rate, new_rate: a.new_rate, rate: a.rate, special: a.special, seen_at: a.seen_at,
   }));
-  const actions = closesStoredBefore(given, (symbol) => savesOfCloses(b.closes.get(symbol) ?? []));
+  const market = closesStoredBefore(given, (symbol) => savesOfCloses(b.closes.get(symbol) ?? []));
+  const actions = h.portfolio === 'broker' ? tradeDerivedActions(activities, market) : market;
   const start = startState(h.portfolio, h.benchmark.symbol, h.start_value, 'perf_v2');
   const got = advance(start, {
     ...(h.portfolio === 'model' ? { decisions } : { fills }), through, benchmark: benchmark.filter((c) => c.date >= inception), benchmarkBase: base, closes, actions,
   });
   if (!got.ok) throw new Error(`the engine refused the bundle: ${got.message}`);
   const complete = h.portfolio === 'broker' && historyVerdict(fills, activities).complete;
-  const time_weighted = complete ? timeWeightedView(fills, activities, got.state.series.map((row) => row[0]), closes) : null;
+  const time_weighted = complete ? timeWeightedView(fills, activities, got.state.series.map((row) => row[0]), closes, uncoveredForTimeWeighted(activities, market)) : null;
   return publish(got.state, { synthetic: h.synthetic, caveats: [] }, null, { benchmark_return: basis, time_weighted });
 }
 

@@ -292,6 +292,33 @@ export function accountWithActivities(options: { interestRows?: number } & Parti
   };
 }
 
+/**
+ * The account of issue 39: 10 SPLT bought at 1,000 (2026-02-03), a 10:1 forward split (REMOVE -10
+ * and ADD +100, dated the ex-date 2026-02-10), a 25.00 cash dividend (0.25 on 100 shares, dated its
+ * pay date 2026-02-20); with `deposit`, a 12,000 deposit first (its history complete), else none
+ * (connected mid-life: trade-derived). `rows: false` leaves the split and dividend rows out.
+ */
+export function splitAccount(options: { deposit: boolean; rows?: boolean }): AlpacaScenario {
+  const b: Builder = { orders: [], fills: [], n: 0 };
+  const buy = addOrder(b, { symbol: 'SPLT', side: 'buy', qty: '10' }, Date.parse('2026-02-03T15:00:00Z'));
+  addFills(b, buy, [{ qty: '10', price: '1000', atMs: Date.parse('2026-02-03T15:00:01Z') }]);
+  const activities: SimNonTrade[] = [];
+  if (options.deposit) activities.push(nonTrade(1, '2026-02-02T15:00:00.000Z', { activity_type: 'CSD', date: '2026-02-02', net_amount: '12000', description: 'Cash deposit' }));
+  if (options.rows !== false) {
+    activities.push(
+      nonTrade(2, '2026-02-09T23:27:00.123Z', { activity_type: 'SPLIT', activity_sub_type: 'FSPLIT', date: '2026-02-10', net_amount: '0', symbol: 'SPLT', cusip: '000000SP1', qty: '-10', price: '1000', description: 'REMOVE' }),
+      nonTrade(3, '2026-02-09T23:27:00.123Z', { activity_type: 'SPLIT', activity_sub_type: 'FSPLIT', date: '2026-02-10', net_amount: '0', symbol: 'SPLT', cusip: '000000SP2', qty: '100', price: '100', description: 'ADD' }),
+      nonTrade(4, '2026-02-20T12:00:00.000Z', { activity_type: 'DIV', activity_sub_type: 'CDIV', date: '2026-02-20', net_amount: '25.00', symbol: 'SPLT', qty: '100', per_share_amount: '0.25', description: 'Cash DIV @ 0.25, Pos QTY: 100, Rec Date: 2026-02-13' }),
+    );
+  }
+  return {
+    name: options.deposit ? 'split-account-funded' : 'split-account',
+    keys: [{ keyId: 'PKSIMULATOR0000000039', secretKey: 'sim-secret-39-0123456789abcdefghijklmnopq' }],
+    account: { id: simUuid(939, 9), account_number: 'PA3SIMULATED39', status: 'ACTIVE', currency: 'USD', cash: '0', equity: '0', created_at: '2026-02-02T14:00:00Z' },
+    orders: b.orders, fills: b.fills, activities, rateLimitPerMinute: 200, faults: {}, quirks: {},
+  };
+}
+
 export const ALPACA_SCENARIOS: Record<string, () => AlpacaScenario> = {
   activities: () => accountWithActivities(),
   day: () => dayOfFills(),

@@ -157,6 +157,20 @@ export function snapTradeAccountHistory(overrides: Partial<SnapTradeScenario> = 
   return snapTradeDay({ name: 'history', accounts: [{ number: '5XX-77777777', institution: 'Robinhood', activities: rows, ordersSupported: true }], ...overrides });
 }
 
+/**
+ * Issue 39's account at a SnapTrade broker, connected mid-life (no contribution): 10 SPLT bought at
+ * 1,000 (2026-02-03), a SPLIT row of +90 units on the ex-date 2026-02-10 (its units' meaning is
+ * undocumented: the curve takes the split from the market), a 25.00 DIVIDEND of SPLT (2026-02-20).
+ */
+export function snapTradeSplitAccount(overrides: Partial<SnapTradeScenario> = {}): SnapTradeScenario {
+  const rows: SimActivity[] = [
+    activity(41, { type: 'BUY', symbol: 'SPLT', units: 10, price: 1000, trade_date: '2026-02-03T15:00:01Z', external_reference_id: simUuid(41, 12) }),
+    activity(42, { type: 'SPLIT', symbol: 'SPLT', units: 90, price: 0, amount: 0, trade_date: '2026-02-10T00:00:00Z', external_reference_id: null, description: 'SPLT 10 FOR 1 FORWARD SPLIT' }),
+    activity(43, { type: 'DIVIDEND', symbol: 'SPLT', units: 0, price: 0, amount: 25, trade_date: '2026-02-20T00:00:00Z', external_reference_id: null, description: 'SPLT CASH DIVIDEND 0.25/SH' }),
+  ];
+  return snapTradeDay({ name: 'split-account', accounts: [{ number: '5XX-39393939', institution: 'Robinhood', activities: rows, ordersSupported: true }], ...overrides });
+}
+
 /** Named scenarios, for `ledger sim snaptrade --scenario NAME` and demos. */
 export const SNAPTRADE_SCENARIOS: Record<string, () => SnapTradeScenario> = {
   day: () => snapTradeDay(),

@@ -4,11 +4,11 @@
 // dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
 import type {
-  ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  BrokerSymbol, ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction,
 } from '../../market/port.ts';
 import type { PerformanceStore, StoredReport } from '../../performance/port.ts';
-import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
+import { actionHistorySql, actionsFromRows, brokerSymbolFromRow, brokerSymbolsSql, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, TERM_NAMES, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
@@ -21,6 +21,10 @@ export const pricingLockKey = (schema: string) => `ledger-pricing:${schema}`;
 
 const p = (i: number) => `$${i}`;
 const OBSERVED_PREFIX_SQL = observedPrefixSql(p);
+const BROKER_SYMBOLS_SQL = brokerSymbolsSql({
+  member: (column, name) => `((${column})::json ->> '${name}')`,
+  elements: (column) => `json_array_elements(CASE WHEN json_typeof((${column})::json) = 'array' THEN (${column})::json ELSE '[]'::json END)`,
+});
 const PRICED_DECISIONS_SQL = pricedDecisionsSql(p);
 /** A decision not observed yet has its content parsed once (as the priced_decisions projection parses it); no other record. */
 export const CHAIN_TERMS_SQL = chainTermsSql(p, {
@@ -164,6 +168,10 @@ export class PostgresMarketStore implements MarketStore, PerformanceStore {
 
   async pricedSymbols(): Promise<PricedSymbol[]> {
     return (await this.q(PRICED_SYMBOLS_SQL)).map(pricedSymbolFromRow);
+  }
+
+  async brokerSymbols(): Promise<BrokerSymbol[]> {
+    return (await this.q(BROKER_SYMBOLS_SQL)).map(brokerSymbolFromRow);
   }
 
   async report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null> {

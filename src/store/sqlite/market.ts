@@ -3,11 +3,11 @@
 // SQLite serves one process, so the pricing job's hold is kept in this process. Its writes commit
 // off the event loop, as the appends do (the host's writeOffLoop).
 import type {
-  ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  BrokerSymbol, ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction,
 } from '../../market/port.ts';
 import type { PerformanceStore, StoredReport } from '../../performance/port.ts';
-import { actionHistorySql, actionsFromRows, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
+import { actionHistorySql, actionsFromRows, brokerSymbolFromRow, brokerSymbolsSql, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, PRICED_DECISION_COLUMNS, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
@@ -24,6 +24,7 @@ const q = () => '?';
 const n = (i: number) => `@p${i}`;
 const named = (values: unknown[]) => Object.fromEntries(values.map((v, i) => [`p${i + 1}`, v]));
 const OBSERVED_PREFIX_SQL = observedPrefixSql(q);
+const BROKER_SYMBOLS_SQL = brokerSymbolsSql({ member: (column, name) => `json_extract(${column}, '$.${name}')`, elements: (column) => `json_each(${column})` });
 /** SQLite parses a text once for the json_ calls of a row (its JSON cache). */
 const CHAIN_TERMS_SQL = chainTermsSql(q, {
   join: '',
@@ -183,6 +184,10 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
 
   async pricedSymbols(): Promise<PricedSymbol[]> {
     return this.rows(PRICED_SYMBOLS_SQL).map(pricedSymbolFromRow);
+  }
+
+  async brokerSymbols(): Promise<BrokerSymbol[]> {
+    return this.rows(BROKER_SYMBOLS_SQL).map(brokerSymbolFromRow);
   }
 
   async report(agentId: string, portfolio: StoredReport['portfolio']): Promise<StoredReport | null> {
