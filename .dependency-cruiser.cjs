@@ -153,6 +153,15 @@ module.exports = {
       },
     },
     {
+      name: 'server-composes-no-job',
+      severity: 'error',
+      comment: 'The server opens the store, composes (compose.ts makes every job and its order), listens and stops: it makes no job and no provider itself.',
+      from: { path: '^src/server\\.ts$' },
+      to: {
+        path: '^src/(runtime/job-loop|anchor/(job|service)|brokers/(sync|service)|directory/job|market/(service|select)|log/(service|integrator|witnessing)|webhooks/(service|deliverer)|ledger/verifier-thread)\\.ts$',
+      },
+    },
+    {
       name: 'client-ships-client-verify-core',
       severity: 'error',
       comment: 'src/client is the published browser package: it imports only itself, the verifier and the core.',
