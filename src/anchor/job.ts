@@ -1,4 +1,4 @@
-// The anchoring job (log_v1 §5). Owns: timestamping each new checkpoint on the
+// The anchoring job (log_v1 §5). It is responsible for timestamping each new checkpoint on the
 // OpenTimestamps calendars (at most every `intervalS`, and only when the tree grew), polling pending
 // anchors for upgrades with backoff, and calling an anchor confirmed only once its Bitcoin
 // attestation matches the block header from the header source. One job at a time across nodes (the

@@ -1,5 +1,5 @@
 // canon_v1 chain entries and hashes (§3 content_hash, §4 chain_hash).
-// Owns: the exact chain entry document and the two hashes every record carries.
+// It owns the exact chain entry document and the two hashes every record carries.
 
 import { canonicalJson, type CanonValue } from './canon.ts';
 import { sha256Hex } from './sha256.ts';
