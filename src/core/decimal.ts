@@ -1,5 +1,5 @@
 // canon_v1 Decimals (§2): grammar, normalised form and exact comparison.
-// Owns: everything about decimal text. Pure string arithmetic; no float ever touches a value.
+// It owns everything about decimal text. Pure string arithmetic; no float ever touches a value.
 
 /** The JSON number grammar of canon_v1 §2, anchored, usable as a JSON-schema `pattern`. */
 export const DECIMAL_PATTERN = '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?$';
