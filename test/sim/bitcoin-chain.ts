@@ -1,7 +1,7 @@
-// A local stand-in for the Bitcoin chain, for the anchor simulators. Owns: mining blocks over given
+// A local stand-in for the Bitcoin chain, for the anchor simulators. It mines blocks over given
 // transactions (real 80-byte headers, real double-SHA-256 transaction merkle trees, regtest
-// difficulty so a nonce is found at once) and the OpenTimestamps ops from a txid to a block's
-// merkle root. Test fixture only: nothing under src/ imports it.
+// difficulty so a nonce is found at once) and gives the OpenTimestamps ops from a txid to a
+// block's merkle root. Test fixture only: nothing under src/ imports it.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { concatBytes, type Op } from '../../src/anchor/ots.ts';
