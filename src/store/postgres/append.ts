@@ -10,7 +10,8 @@
 import type pg from 'pg';
 import type { StoredRecord } from '../../domain/types.ts';
 import { agentValueKey, type AgentValue, type AppendFacts, type AppendQuestions, type AppendRows, type HeadFact } from '../port.ts';
-import { sortKeyOf, type Row } from '../rows.ts';
+import type { Row } from '../rows.ts';
+import { sortKeyOf } from '../../core/chain.ts';
 
 type Literal = string | number | null;
 

@@ -13,9 +13,9 @@ import {
   type AppendFacts, type AppendPlan, type AppendQuestions, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, type WingStores,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
-import { GENESIS_PREV_HASH } from '../../core/chain.ts';
+import { GENESIS_PREV_HASH, sortKeyOf } from '../../core/chain.ts';
 import {
-  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
