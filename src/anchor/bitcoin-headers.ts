@@ -5,8 +5,8 @@
 // verification").
 
 import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from './http.ts';
-import { parseHex, type Result } from './ots.ts';
-import { blockHash, HEADER_LENGTH, type HeaderLookup } from './verify.ts';
+import { parseHex, type Result } from '../method/ots/codec.ts';
+import { blockHash, HEADER_LENGTH, type HeaderLookup } from '../method/ots/verify.ts';
 
 export type HeaderSourceError =
   | { kind: HttpFailure['kind']; message: string }

@@ -17,7 +17,7 @@ import {
   type OtsError,
   type Result,
   type Timestamp,
-} from './ots.ts';
+} from '../method/ots/codec.ts';
 
 export const ACCEPT = 'application/vnd.opentimestamps.v1';
 /** A calendar refuses digests longer than this. */

@@ -10,8 +10,8 @@ import type { AnchorSession, AnchorStore, StoredAnchor } from './port.ts';
 import type { LogReader } from '../log/port.ts';
 import { DEFAULT_CALENDAR_WHITELIST, stampDigest, upgradeFile, type CalendarError } from './calendar.ts';
 import type { HttpOptions } from './http.ts';
-import { parseDetachedFile, serializeDetachedFile } from './ots.ts';
-import { verifyDetachedFile, type HeaderLookup } from './verify.ts';
+import { parseDetachedFile, serializeDetachedFile } from '../method/ots/codec.ts';
+import { verifyDetachedFile, type HeaderLookup } from '../method/ots/verify.ts';
 
 export type AnchorJobOptions = {
   anchors: AnchorStore;

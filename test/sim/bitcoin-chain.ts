@@ -4,8 +4,8 @@
 // block's merkle root. Test fixture only: nothing under src/ imports it.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { concatBytes, type Op } from '../../src/anchor/ots.ts';
-import { blockHash, meetsOwnTarget, parseBlockHeader } from '../../src/anchor/verify.ts';
+import { concatBytes, type Op } from '../../src/method/ots/codec.ts';
+import { blockHash, meetsOwnTarget, parseBlockHeader } from '../../src/method/ots/verify.ts';
 
 export type SimBlock = { height: number; hash: string; header: Uint8Array; txids: Uint8Array[] };
 

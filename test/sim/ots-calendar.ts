@@ -8,7 +8,7 @@
 import { createHmac, createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { concatBytes, parseHex, serializeTimestamp, timestampFromOps, toHex, type Op, type Timestamp } from '../../src/anchor/ots.ts';
+import { concatBytes, parseHex, serializeTimestamp, timestampFromOps, toHex, type Op, type Timestamp } from '../../src/method/ots/codec.ts';
 import { merklePathOps, opReturnTransaction, type SimBlock, type SimChain } from './bitcoin-chain.ts';
 
 /** oversize: 20 kB more than the answer, streamed without Content-Length; oversize_declared: the same with it */

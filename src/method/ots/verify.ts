@@ -12,7 +12,7 @@ import {
   type DetachedTimestampFile,
   type Op,
   type Result,
-} from './ots.ts';
+} from './codec.ts';
 
 export const HEADER_LENGTH = 80;
 
