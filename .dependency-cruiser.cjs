@@ -37,7 +37,7 @@ const WING_IMPORTS = [
   ['verify', 'performance/',
     'To compute a performance report again the verifier runs the pure accounting of the documented method (verifier-trusts-only-its-input names the modules).'],
   ['verify', 'anchor/',
-    'The offline anchor check replays an .ots file with the anchor wing\'s codec and block-header check, and its header source (verifier-trusts-only-its-input names the modules).'],
+    'The offline anchor check fetches block headers with the anchor wing\'s header source (verifier-trusts-only-its-input names the modules); the .ots codec and check are the method\'s (src/method/ots).'],
   ['anchor', 'log/port\\.ts$',
     'The anchoring job stamps the log\'s latest checkpoint, and a record\'s anchor is found by its log index: read through the log wing\'s storage port.'],
   ['site', 'log/reads\\.ts$',
@@ -122,6 +122,20 @@ module.exports = {
       to: { dependencyTypes: ['core'] },
     },
     {
+      name: 'method-imports-only-method-and-core',
+      severity: 'error',
+      comment: 'src/method holds the published methods as pure code (the .ots codec and check, the performance method): it imports only method and core, so nothing of the service (no store, no job, no clock, no configuration) can reach them.',
+      from: { path: '^src/method/' },
+      to: { path: PROJECT, pathNot: '^src/(method|core)/' },
+    },
+    {
+      name: 'method-does-no-io',
+      severity: 'error',
+      comment: 'src/method does no I/O: of Node itself it uses only node:crypto, for the hash functions the methods name.',
+      from: { path: '^src/method/' },
+      to: { dependencyTypes: ['core'], pathNot: '^crypto$' },
+    },
+    {
       name: 'src-not-test-sim-bench',
       severity: 'error',
       comment: 'The product never imports tests, simulators or benchmarks.',
@@ -136,8 +150,8 @@ module.exports = {
       from: { path: '^src/verify/' },
       to: {
         path: '^src/',
-        pathNot: '^src/(verify|core|runtime)/|^src/performance/(engine|actions|numbers|exact|outcomes|perf|metrics|portfolio|inputs|bundle|broker-history|holding-actions)\\.ts$'
-          + '|^src/anchor/(ots|verify|bitcoin-headers|http)\\.ts$',
+        pathNot: '^src/(verify|method|core|runtime)/|^src/performance/(engine|actions|numbers|exact|outcomes|perf|metrics|portfolio|inputs|bundle|broker-history|holding-actions)\\.ts$'
+          + '|^src/anchor/(bitcoin-headers|http)\\.ts$',
       },
     },
     {
@@ -150,6 +164,15 @@ module.exports = {
         reachable: true,
         path: '^src/(runtime/job-loop|anchor/(job|calendar|service)|brokers/(sync|service)|directory/job|market/service|log/(service|integrator|witnessing)|store/open)\\.ts$'
           + '|^src/store/(sqlite|postgres)/|^src/(ledger|api|cli)/|^src/server\\.ts$',
+      },
+    },
+    {
+      name: 'server-composes-no-job',
+      severity: 'error',
+      comment: 'The server opens the store, composes (compose.ts makes every job and its order), listens and stops: it makes no job and no provider itself.',
+      from: { path: '^src/server\\.ts$' },
+      to: {
+        path: '^src/(runtime/job-loop|anchor/(job|service)|brokers/(sync|service)|directory/job|market/(service|select)|log/(service|integrator|witnessing)|webhooks/(service|deliverer)|ledger/verifier-thread)\\.ts$',
       },
     },
     {

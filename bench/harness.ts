@@ -154,7 +154,7 @@ async function signalAndWait(child: ChildProcess, signal: NodeJS.Signals, exited
 /**
  * Requests sent in a run's first SETTLE_MS are load but not samples: every autocannon run opens
  * its connections afresh, and the first answers on new connections wait behind connection
- * set-up (up to a second on this machine, seen as the first ~64 requests of each run). Counting
+ * set-up (history/tooling.md: seen in the first requests of each run). Counting
  * them would measure connecting, not writing, and would dominate p99 in short rounds.
  */
 export const SETTLE_MS = 250;

@@ -19,8 +19,8 @@
 //   npm run bench -- performance [--decisions 100000] [--years 5] [--reads 400] [--actions 40] [--no-postgres]
 //
 // What is measured is the compiled service in dist/ (what `ledger serve` runs; `npm run bench`
-// builds it first), not src/ through tsx, whose keepNames wrapper on every closure made from
-// scratch ~20% slower (973 against 1,171 ms in alternating processes). Seeding and the harness stay in src/.
+// builds it first), not src/ through tsx, whose keepNames wrapper on every closure makes a report
+// from scratch slower (history/performance.md). Seeding and the harness stay in src/.
 import { buildApp, type LedgerApp } from '../dist/api/app.js';
 import { compose } from '../dist/compose.js';
 import { loadConfig } from '../dist/config.js';

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // The build (npm run build; also run by `npm ci`/`npm install` through `prepare`, by `npm start`,
 // by the test command and by the smoke run): compiles src/ to dist/ with tsc in build mode, which
-// does nothing but compare timestamps (about half a second) when dist/ is up to date.
+// does nothing but compare timestamps when dist/ is up to date (bench/history/tooling.md).
 // Without TypeScript (an install with --omit=dev) it keeps the dist/ that is there, if any.
 // After a compile that changed dist/, it regenerates the client's OpenAPI document and types
 // (scripts/client-types.mjs) and compiles again if they changed, so they never drift from the app;
 // under CI=true it only checks them, and fails when the committed files are stale.
-// Last, the public site's browser assets (scripts/build-site.mjs, esbuild: a fraction of a second).
+// Last, the public site's browser assets (scripts/build-site.mjs, esbuild: quick).
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';

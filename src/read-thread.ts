@@ -9,7 +9,6 @@ import { loggerOptions } from './api/logging.ts';
 import type { Config } from './config.ts';
 import { compose } from './compose.ts';
 import { loadWitnessPolicy } from './log/service.ts';
-import { selectMarketData } from './market/select.ts';
 import { openForReads, openReadReplica } from './store/open.ts';
 import { lowerThisThread } from './runtime/niceness.ts';
 import { readPacer, SharedPacing } from './runtime/loop-share.ts';
@@ -36,10 +35,8 @@ async function open(data: ReadThreadData) {
   const store = await openForReads(config.databaseUrl, { readPoolSize: config.readBounds.poolSize, poolSize: 2 });
   const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl, { readPoolSize: config.readBounds.poolSize }) : null;
   const witnessPolicy = config.witnessPolicyFile ? await loadWitnessPolicy(config.witnessPolicyFile) : null;
-  const market = selectMarketData(config.market);
-  if (!market.ok) throw new Error(market.error);
   const refuse = () => Promise.reject(new Error('a read thread records nothing'));
-  const parts = compose({ store, config, checkSignature: refuse, readReplica, logVkey: data.logVkey ?? undefined, witnessPolicy }, { market: market.market });
+  const parts = compose({ store, config, checkSignature: refuse, readReplica, logVkey: data.logVkey ?? undefined, witnessPolicy });
   const ledger = await buildApp(parts, { logger: loggerOptions(config.logLevel), readThread: true });
   const close = async () => {
     await ledger.close();

@@ -43,8 +43,8 @@ const RESTART_AFTER_MS = [1_000, 5_000, 30_000] as const;
 /**
  * A read thread's young generation. V8 sizes it (and the old generation) from the machine's
  * memory and keeps what it took; the reads' garbage is short-lived, so a small one costs little
- * collection time. The hostile benchmark's peak RSS: 758 MB unbounded, 423 to 569 MB with this
- * and a 256 MB heap.
+ * collection time. With this and a 256 MB heap the hostile benchmark's peak RSS stays within its
+ * goal, which V8's own sizing did not keep (bench/history/hostile.md).
  */
 const YOUNG_GENERATION_MB = 16;
 

@@ -1,17 +1,11 @@
-// Starts the service from a Config: open and migrate the store, start the read threads
-// (read-threads.ts), listen, and shut down gracefully on SIGTERM/SIGINT (in-flight writes
-// finish, nothing new is accepted).
+// Starts the service from a Config: open and migrate the store, compose the service (compose.ts),
+// start the read threads (read-threads.ts), listen, run the jobs, and shut down gracefully on
+// SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
 import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
 import { ConfigError, type Config } from './config.ts';
-import { compose } from './compose.ts';
-import { signatureChecker } from './ledger/signing.ts';
-import { loadServiceLogKey, loadWitnessPolicy, startIntegrator, startWitnessing } from './log/service.ts';
-import { VerifierThread, warnWhenLate } from './ledger/verifier-thread.ts';
+import { composeService, startJobs, type Job, type Service } from './compose.ts';
 import { KeyringError } from './vault/service.ts';
-import { startAnchoring } from './anchor/service.ts';
-import { selectMarketData } from './market/select.ts';
-import { startDeliverer } from './webhooks/service.ts';
 import { openReadReplica, openStore, redactUrl, type OpenOptions } from './store/open.ts';
 import { serveMetrics } from './api/metrics.ts';
 import type { LedgerStore } from './store/port.ts';
@@ -38,86 +32,91 @@ async function openMigrated(databaseUrl: string, options: OpenOptions): Promise<
 
 export type RunningServer = { ledger: LedgerApp; store: LedgerStore; url: string; readThreads: ReadThreads | null; stop: () => Promise<void> };
 
+type Log = LogRelay['write'];
+
 export async function startServer(config: Config): Promise<RunningServer> {
-  const market = selectMarketData(config.market);
-  if (!market.ok) throw new ConfigError(market.error);
   const pools = { readPoolSize: config.readBounds.poolSize };
   const store = await openMigrated(config.databaseUrl, pools);
   const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl, pools) : null;
+  const closeStores = async () => {
+    await readReplica?.close();
+    await store.close();
+  };
   // What is said before the app (and its logger) exists is held until it does (runtime/log-relay.ts).
   const relay = new LogRelay();
   const log = relay.write;
-  const logKey = await loadServiceLogKey(config, {
-    info: (message) => log('info', message),
-    warn: (message) => log('warn', message),
-    error: (message) => log('warn', message),
-  }).catch(async (err) => {
-    await readReplica?.close();
-    await store.close();
+  const service = await composeService({ store, config, readReplica, log: relay }).catch(async (err) => {
+    await closeStores();
     throw err;
   });
-  const witnessPolicy = config.witnessPolicyFile ? await loadWitnessPolicy(config.witnessPolicyFile).catch(async (err) => {
-    await readReplica?.close();
-    await store.close();
-    throw new ConfigError((err as Error).message);
-  }) : null;
-  const verifier = new VerifierThread({ onLate: warnWhenLate((message) => log('warn', message)) });
-  const parts = compose({
-    store, config, checkSignature: signatureChecker(store, verifier.verify), readReplica, logVkey: logKey.vkey, witnessPolicy, log: relay,
-  }, { market: market.market });
-  const readThreads = config.readBounds.threads > 0 && config.databaseUrl !== 'sqlite::memory:'
-    ? new ReadThreads({ threads: config.readBounds.threads, heapMb: config.readBounds.threadHeapMb, data: { config, logVkey: logKey.vkey, pacing: readPacer.pacing.memory }, log })
-    : null;
-  // The vault's keyring is checked against the database before anything listens: a wrong, malformed
-  // or missing key stops the start (one line), rather than failing the first connect or sync.
-  await parts.keyring().catch(async (err) => {
-    await verifier.close();
-    await readReplica?.close();
-    await store.close();
-    throw err instanceof KeyringError ? new ConfigError(err.message) : new Error(`cannot check the master key against the database: ${(err as Error).message}`);
+  await checkKeyring(service).catch(async (err) => {
+    await service.close();
+    await closeStores();
+    throw err;
   });
-  await readThreads?.start(READ_THREADS_START_WAIT_MS);
-  const threads = readThreads?.state;
-  if (threads) {
-    // Most of what V8's helpers collect is then the read threads' garbage: they yield as those threads do.
-    const helpers = lowerV8Helpers();
-    log('info', `public reads answered by ${threads.ready} of ${threads.threads} read threads${threads.ready < threads.threads ? ' (the others are answered here until their threads are ready)' : ''}; ${helpers} V8 helper threads at low priority`);
-  }
-  const ledger = await buildApp({ ...parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
+  const readThreads = await startReadThreads(config, service, log);
+  const ledger = await buildApp({ ...service.parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
-  const url = await ledger.app.listen({ port: config.port, host: config.host }).catch(async (err: unknown) => {
+  const requests = requestsJob(config, ledger, readThreads, log);
+  const stopJobs = await startJobs(service.jobs(requests.job)).catch(async (err: unknown) => {
     await readThreads?.close();
+    await service.close();
+    await closeStores();
     throw err;
   });
-  buildDocuments(ledger, log);
-  const metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
-  if (metrics) log('info', `metrics on ${metrics.url}`);
-  parts.brokerSync.start();
-  const jobLog = { info: (m: string) => log('info', m), warn: (m: string) => log('warn', m), error: (m: string) => log('error', m) };
-  const witnessing = witnessPolicy ? startWitnessing(store, witnessPolicy, jobLog) : null;
-  const integrator = startIntegrator(store, logKey, jobLog, witnessing ? () => witnessing.wake() : undefined);
-  const anchoring = startAnchoring(store, config.anchor, (m) => log('warn', m));
-  parts.pricing.start();
-  parts.directoryJob.start();
-  log('info', `market data: ${parts.market.description}`);
-  const webhooks = startDeliverer({ store, config: config.webhooks, keyring: parts.keyring, baseUrl: config.baseUrl, log });
+  log('info', `market data: ${service.parts.market.description}`);
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
-    await parts.brokerSync.stop();
-    await parts.pricing.stop();
-    await parts.directoryJob.stop();
-    await ledger.close();
-    await readThreads?.close();
-    await webhooks.stop();
-    await metrics?.close();
-    await anchoring.stop();
-    await witnessing?.stop();
-    await integrator.stop();
-    await verifier.close();
-    await readReplica?.close();
-    await store.close();
+    await stopJobs();
+    await service.close();
+    await closeStores();
   })());
-  return { ledger, store, url, readThreads, stop };
+  return { ledger, store, url: requests.url(), readThreads, stop };
+}
+
+/**
+ * The vault's keyring is checked against the database before anything listens: a wrong, malformed
+ * or missing key stops the start (one line), rather than failing the first connect or sync.
+ */
+async function checkKeyring(service: Service): Promise<void> {
+  await service.parts.keyring().catch((err) => {
+    throw err instanceof KeyringError ? new ConfigError(err.message) : new Error(`cannot check the master key against the database: ${(err as Error).message}`);
+  });
+}
+
+/** The read threads, started (or null when configured off or on an in-memory database). */
+async function startReadThreads(config: Config, service: Service, log: Log): Promise<ReadThreads | null> {
+  if (config.readBounds.threads === 0 || config.databaseUrl === 'sqlite::memory:') return null;
+  const readThreads = new ReadThreads({
+    threads: config.readBounds.threads, heapMb: config.readBounds.threadHeapMb, data: { config, logVkey: service.logKey.vkey, pacing: readPacer.pacing.memory }, log,
+  });
+  await readThreads.start(READ_THREADS_START_WAIT_MS);
+  const { ready, threads } = readThreads.state;
+  // Most of what V8's helpers collect is then the read threads' garbage: they yield as those threads do.
+  const helpers = lowerV8Helpers();
+  log('info', `public reads answered by ${ready} of ${threads} read threads${ready < threads ? ' (the others are answered here until their threads are ready)' : ''}; ${helpers} V8 helper threads at low priority`);
+  return readThreads;
+}
+
+/** Taking requests as a job: listen (then the documents and the metrics), and close the app, its read threads and the metrics. */
+function requestsJob(config: Config, ledger: LedgerApp, readThreads: ReadThreads | null, log: Log): { job: Job; url: () => string } {
+  let url = '';
+  let metrics: Awaited<ReturnType<typeof serveMetrics>> | null = null;
+  const job: Job = {
+    name: 'requests',
+    start: async () => {
+      url = await ledger.app.listen({ port: config.port, host: config.host });
+      buildDocuments(ledger, log);
+      metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
+      if (metrics) log('info', `metrics on ${metrics.url}`);
+    },
+    stop: async () => {
+      await ledger.close();
+      await readThreads?.close();
+      await metrics?.close();
+    },
+  };
+  return { job, url: () => url };
 }
 
 /**

@@ -1,11 +1,12 @@
 // Bitcoin block headers from an Esplora-style HTTP API (`GET /block-height/<h>` gives the block hash
-// as text, `GET /block/<hash>/header` the header as hex). Owns: fetching a header by height and
-// checking that it hashes to the hash it was fetched by, so the source cannot swap in another header
-// for that hash. Trusting the source's height -> hash answer remains ("lite-client verification").
+// as text, `GET /block/<hash>/header` the header as hex). It is responsible for fetching a header
+// by height and checking that it hashes to the hash it was fetched by, so the source cannot swap in
+// another header for that hash. Trusting the source's height -> hash answer remains ("lite-client
+// verification").
 
 import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from './http.ts';
-import { parseHex, type Result } from './ots.ts';
-import { blockHash, HEADER_LENGTH, type HeaderLookup } from './verify.ts';
+import { parseHex, type Result } from '../method/ots/codec.ts';
+import { blockHash, HEADER_LENGTH, type HeaderLookup } from '../method/ots/verify.ts';
 
 export type HeaderSourceError =
   | { kind: HttpFailure['kind']; message: string }

@@ -1,7 +1,8 @@
-// OpenTimestamps calendar client (reference/tamper-evidence a.11, a.13). Owns: submitting a digest
-// to calendars (`POST /digest`), asking them for upgrades (`GET /timestamp/<hex>`), stamping a digest
-// on several calendars and merging their answers, and upgrading a file's pending attestations from
-// the calendars the caller allows. Failures are values naming the calendar and what went wrong.
+// OpenTimestamps calendar client (reference/tamper-evidence a.11, a.13). It is responsible for
+// submitting a digest to calendars (`POST /digest`), asking them for upgrades (`GET
+// /timestamp/<hex>`), stamping a digest on several calendars and merging their answers, and
+// upgrading a file's pending attestations from the calendars the caller allows. Failures are values
+// naming the calendar and what went wrong.
 
 import { randomBytes } from 'node:crypto';
 import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from './http.ts';
@@ -16,7 +17,7 @@ import {
   type OtsError,
   type Result,
   type Timestamp,
-} from './ots.ts';
+} from '../method/ots/codec.ts';
 
 export const ACCEPT = 'application/vnd.opentimestamps.v1';
 /** A calendar refuses digests longer than this. */

@@ -1,4 +1,4 @@
-// Bounded HTTP for the anchor wing's clients (calendars, block header sources). Owns: the wing's
+// Bounded HTTP for the anchor wing's clients (calendars, block header sources). It owns the wing's
 // defaults (deadline, body cap, User-Agent; redirects refused) and its words for a failed exchange
 // (runtime/bounded-fetch.ts does the exchange).
 import { boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';

@@ -1,4 +1,4 @@
-// The anchoring job (log_v1 §5). Owns: timestamping each new checkpoint on the
+// The anchoring job (log_v1 §5). It is responsible for timestamping each new checkpoint on the
 // OpenTimestamps calendars (at most every `intervalS`, and only when the tree grew), polling pending
 // anchors for upgrades with backoff, and calling an anchor confirmed only once its Bitcoin
 // attestation matches the block header from the header source. One job at a time across nodes (the
@@ -10,8 +10,8 @@ import type { AnchorSession, AnchorStore, StoredAnchor } from './port.ts';
 import type { LogReader } from '../log/port.ts';
 import { DEFAULT_CALENDAR_WHITELIST, stampDigest, upgradeFile, type CalendarError } from './calendar.ts';
 import type { HttpOptions } from './http.ts';
-import { parseDetachedFile, serializeDetachedFile } from './ots.ts';
-import { verifyDetachedFile, type HeaderLookup } from './verify.ts';
+import { parseDetachedFile, serializeDetachedFile } from '../method/ots/codec.ts';
+import { verifyDetachedFile, type HeaderLookup } from '../method/ots/verify.ts';
 
 export type AnchorJobOptions = {
   anchors: AnchorStore;

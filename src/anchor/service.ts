@@ -1,13 +1,14 @@
-// Anchoring in a serving process: the anchoring job (job.ts) from the configuration, beside the
-// HTTP service until shutdown. On PostgreSQL every API node runs one; the advisory lock lets one
+// Anchoring in a serving process: the anchoring job (job.ts) from the configuration, run beside
+// the HTTP service until shutdown (compose.ts starts and stops it). On PostgreSQL every API node runs one; the advisory lock lets one
 // of them anchor at a time.
 import type { AnchorConfig } from '../config.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { esploraHeaderSource } from './bitcoin-headers.ts';
 import { AnchorJob } from './job.ts';
 
-export function startAnchoring(store: LedgerStore, config: AnchorConfig, notice: (message: string) => void): AnchorJob {
-  const job = new AnchorJob({
+/** The anchoring job, not yet started. */
+export function anchoringJob(store: LedgerStore, config: AnchorConfig, notice: (message: string) => void): AnchorJob {
+  return new AnchorJob({
     anchors: store.anchors,
     log: store.log,
     calendars: config.calendars,
@@ -15,6 +16,4 @@ export function startAnchoring(store: LedgerStore, config: AnchorConfig, notice:
     intervalS: config.intervalS,
     onNotice: notice,
   });
-  job.start();
-  return job;
 }

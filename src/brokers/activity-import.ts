@@ -1,5 +1,5 @@
 // Recording imported non-trade activities as `activity` records, each once.
-// Owns: the exactly-once rule of activities. Every activity is appended with the Idempotency-Key
+// It owns the exactly-once rule of activities. Every activity is appended with the Idempotency-Key
 // `broker-activity:<first key>` (keys per broker and account, activity.ts), so a sync run twice,
 // two nodes syncing together, or a sync killed after its append and run again records each
 // activity once; the index (broker_activities) is written after the append, and a rerun that finds

@@ -1,9 +1,9 @@
 // Broker account activities that are not trades (dividends, splits, deposits and withdrawals, fees,
 // interest, taxes, ...) -> one BrokerActivity -> the content document of an `activity` record
 // (canon_v1 envelope; docs/canon_v1.md §3.2 and docs/activities.md).
-// Owns: which broker rows are activities, the fields an activity keeps (as the broker reported
-// them; decimals normalised), the keys each is recorded once by, and the exact hashed document.
-// Pure: the caller assigns the id (`act_` + ULID), recorded_at and chain position.
+// It decides which broker rows are activities and owns the fields an activity keeps (as the broker
+// reported them; decimals normalised), the keys each is recorded once by, and the exact hashed
+// document. Pure: the caller assigns the id (`act_` + ULID), recorded_at and chain position.
 
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { CANON, contentHash } from '../core/chain.ts';

@@ -1,8 +1,8 @@
 // Alpaca Trading API v2 client, read-only by construction.
-// Owns: the requests the ledger makes to Alpaca (account, orders with `nested`, FILL and non-trade
-// activities, positions), their paging and its traps (reference brokers.md §1.5, §1.7, §4.1), and the shapes
-// it accepts back. Every request goes through the private `get()`: this file can send nothing but
-// GET, and it has no function for orders, cancels, replacements or transfers.
+// It owns the requests the ledger makes to Alpaca (account, orders with `nested`, FILL and
+// non-trade activities, positions), their paging and its traps (reference brokers.md §1.5, §1.7,
+// §4.1), and the shapes it accepts back. Every request goes through the private `get()`: this file
+// can send nothing but GET, and it has no function for orders, cancels, replacements or transfers.
 
 import { requestJson, httpPolicy, numbersAsText, type BrokerError, type HttpPolicy, type Result } from './http.ts';
 import type { JsonValue } from '../core/json.ts';

@@ -1,6 +1,6 @@
 // The broker connections of an agent: connect (Alpaca by API key; a brokerage through SnapTrade's
 // portal), list and show them, sync on demand, disconnect; and the operator's master-key rotation.
-// Owns: what a connection shows (never a credential: secrets are sealed by the vault before they
+// It owns what a connection shows (never a credential: secrets are sealed by the vault before they
 // are stored and opened only inside a sync), the SnapTrade portal's single-use state, and the
 // background syncs started on demand (drained on shutdown).
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,6 +1,7 @@
 // The content document of an `execution` record (canon_v1 envelope; documented in docs/executions.md).
-// Owns: turning one BrokerFill and its link into the exact value that is hashed into the agent's
-// chain. Pure: the caller assigns the id (`exe_` + ULID), recorded_at and chain position.
+// It is responsible for turning one BrokerFill and its link into the exact value that is hashed
+// into the agent's chain. Pure: the caller assigns the id (`exe_` + ULID), recorded_at and chain
+// position.
 
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { CANON, contentHash } from '../core/chain.ts';

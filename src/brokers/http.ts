@@ -1,9 +1,10 @@
 // The broker wing's one way onto the network: a bounded, retrying JSON request over global fetch.
-// Owns: timeouts and response size limits (through runtime/bounded-fetch.ts), 429 / 5xx retry with Retry-After and backoff, refusing
-// redirects (they would carry credential headers to another host), lossless JSON decoding (numbers
-// keep their exact text), and error messages that never echo the broker's text (a broker may echo
-// the credential split, reversed or encoded, beyond what scrubbing can find). The method is a closed
-// union: the broker clients decide which of them they may send (Alpaca: GET only).
+// It owns timeouts and response size limits (through runtime/bounded-fetch.ts), 429 / 5xx retry
+// with Retry-After and backoff, refusing redirects (they would carry credential headers to another
+// host), lossless JSON decoding (numbers keep their exact text), and error messages that never echo
+// the broker's text (a broker may echo the credential split, reversed or encoded, beyond what
+// scrubbing can find). The method is a closed union: the broker clients decide which of them they
+// may send (Alpaca: GET only).
 
 import { JsonNumber, readJson, setOwn, type JsonValue } from '../core/json.ts';
 import { bodyText, boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';

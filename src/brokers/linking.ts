@@ -1,8 +1,8 @@
 // Linking fills to decisions (ledger-interface rules 3 and 4). Pure rules.
-// Owns: reading a link token out of a client_order_id, which decision a fill links to and by which
-// method, and the inferred-link window. The caller looks decisions up (by token; by agent and
-// symbol for inference) and records the link inside the execution's content, where it is hashed
-// and can never change.
+// It reads a link token out of a client_order_id, and decides which decision a fill links to, by
+// which method, and within which inferred-link window. The caller looks decisions up (by token; by
+// agent and symbol for inference) and records the link inside the execution's content, where it is
+// hashed and can never change.
 //
 // Rules:
 // 1. `link_token`: the client order id of the fill's order lineage (the original order first, then

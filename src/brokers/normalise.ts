@@ -1,8 +1,9 @@
 // Broker shapes -> one BrokerFill.
-// Owns: which broker rows are fills, the fields a fill keeps (quantities and prices exactly as the
-// broker wrote them, filled_at as it reported it), the order lineage a fill's link is read from
-// (bracket legs roll up to their parent, replacements walk back through `replaces`), the keys a
-// fill is recorded once by, and the cumulative-quantity check of partial fills (brokers.md §4).
+// It decides which broker rows are fills and owns the fields a fill keeps (quantities and prices
+// exactly as the broker wrote them, filled_at as it reported it), the order lineage a fill's link
+// is read from (bracket legs roll up to their parent, replacements walk back through `replaces`),
+// the keys a fill is recorded once by, and the cumulative-quantity check of partial fills
+// (brokers.md §4).
 
 import { normaliseDecimal } from '../core/decimal.ts';
 import type { AlpacaFillActivity, AlpacaOrder } from './alpaca.ts';

@@ -1,5 +1,5 @@
 // Positions reported by the broker against the positions the imported fills imply.
-// Owns: the implied position per symbol (exact decimals) and the comparison whose mismatches are
+// It owns the implied position per symbol (exact decimals) and the comparison whose mismatches are
 // shown as caveats (history older than the import, a transfer in, a split): never smoothed over.
 
 import { normaliseDecimal } from '../core/decimal.ts';

@@ -1,6 +1,6 @@
 // The broker wing composed from the configuration: the broker endpoints, the connections use case
 // (sealing and opening credentials with the vault's master keyring, vault/service.ts), and the
-// periodic sync worker the server starts.
+// periodic sync worker the composed service runs (compose.ts).
 import type { BrokerConfig } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { LedgerStore } from '../store/port.ts';

@@ -1,5 +1,5 @@
 // SnapTrade client (the broker aggregator), read-only towards every brokerage.
-// Owns: SnapTrade's request signing (brokers.md §3.2), the reads the ledger makes (connections,
+// It owns SnapTrade's request signing (brokers.md §3.2), the reads the ledger makes (connections,
 // accounts, activities, orders, positions, balances) and their paging, and the two account-
 // management calls the connection flow needs: registering the agent's SnapTrade user and creating
 // a connection-portal link. Those two are POSTs to SnapTrade but place, change or cancel nothing

@@ -2,7 +2,7 @@
 // `execution` record (through the append protocol), link it, record each non-trade activity
 // (dividends, splits, deposits, withdrawals, fees...) once as an `activity` record
 // (activity-import.ts), snapshot positions and balances and reconcile them with the imported fills.
-// Owns: the per-connection lock (one sync at a time across nodes), the resume points, the
+// It owns the per-connection lock (one sync at a time across nodes), the resume points, the
 // exactly-once rule and what the connection shows while and after it syncs.
 //
 // Exactly once: every execution is appended with the Idempotency-Key `broker-fill:<fill key>`

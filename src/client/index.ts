@@ -1,5 +1,5 @@
 // The client wing: `decision-ledger/client`, a TypeScript client of the ledger's HTTP interface for
-// Node 20+ and browsers (global fetch; WebCrypto for randomness and signing). Owns: typed calls
+// Node 20+ and browsers (global fetch; WebCrypto for randomness and signing). It owns typed calls
 // (types generated from the app's /v1/openapi.json at build time), recording a decision exactly
 // once across retries, signing decisions locally with the shared core, verifying proofs, chains
 // and exports with the verifier's pure modules, and typed errors carrying the spec's codes.

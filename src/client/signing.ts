@@ -2,8 +2,8 @@
 // key never leaves the caller), the canon_v1 payload of a decision built locally with the shared
 // core (src/core: the same code the service hashes with, so no assertion round trip is needed),
 // and the signed request body. Signs with WebCrypto's Ed25519 where the platform has it (Node 20+,
-// current browsers: native, about ten times faster), else with @noble/ed25519; Ed25519 signatures
-// are deterministic, so both give the same bytes.
+// current browsers: native and much faster, bench/history/client.md), else with @noble/ed25519;
+// Ed25519 signatures are deterministic, so both give the same bytes.
 import * as ed from '@noble/ed25519';
 import { b64urlDecode, b64urlEncode } from '../core/base64url.ts';
 import { canonicalJson } from '../core/canon.ts';

@@ -1,5 +1,5 @@
 // Strict standard base64 (RFC 4648 §4) with padding, the spelling of hashes and signatures in
-// C2SP signed notes, checkpoints and tlog-proof. Owns: one accepted text per byte string (padding
+// C2SP signed notes, checkpoints and tlog-proof. It owns one accepted text per byte string (padding
 // required, no whitespace, no non-zero trailing bits), by way of the strict base64url codec.
 
 import { b64urlDecode, b64urlEncode } from './base64url.ts';

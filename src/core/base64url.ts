@@ -1,5 +1,5 @@
 // Strict base64url (RFC 4648 §5) without padding, for Ed25519 keys and signatures.
-// Owns: the one accepted spelling of bytes as text: no padding, no other alphabet, no
+// It owns the one accepted spelling of bytes as text: no padding, no other alphabet, no
 // non-zero trailing bits, so each byte string has exactly one encoding.
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -1,5 +1,6 @@
 // canon_v1 serialisation (§1) and number normalisation (§2 applied to whole trees).
-// Owns: the exact bytes that are hashed and signed. RFC 8785 restricted to values without numbers.
+// It owns the exact bytes that are hashed and signed. RFC 8785 restricted to values without
+// numbers.
 
 import { normaliseDecimal } from './decimal.ts';
 import { JsonNumber, joinPath, setOwn, type JsonValue } from './json.ts';

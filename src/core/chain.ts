@@ -1,5 +1,5 @@
 // canon_v1 chain entries and hashes (§3 content_hash, §4 chain_hash).
-// Owns: the exact chain entry document and the two hashes every record carries.
+// It owns the exact chain entry document and the two hashes every record carries.
 
 import { canonicalJson, type CanonValue } from './canon.ts';
 import { sha256Hex } from './sha256.ts';
@@ -40,6 +40,25 @@ export function chainEntry(e: ChainEntryInput): CanonValue {
     entry.signature = { key_id: e.signature.key_id, nonce: e.signature.nonce, signature: e.signature.signature };
   }
   return entry;
+}
+
+/** A stored record's fields its chain entry is made of, as the store keeps them. */
+export type StoredEntryFields = {
+  agentHandle: string; chainSeq: number; id: string; type: RecordType; recordedAt: string; contentHash: string; prevHash: string; signature: SignatureEnvelope | null;
+};
+
+/** canon_v1(chain entry) of a stored record: the exact text whose sha256 is its chain_hash (and the log's leaf text). */
+export function entryText(r: StoredEntryFields): string {
+  return canonicalJson(chainEntry({
+    agent: r.agentHandle, seq: r.chainSeq, id: r.id, type: r.type, recordedAt: r.recordedAt,
+    contentHash: r.contentHash, prevHash: r.prevHash, signature: r.signature,
+  }));
+}
+
+/** A record id's ULID part (after its type prefix): record ids of every type sort by it chronologically. */
+export function sortKeyOf(recordId: string): string {
+  const i = recordId.indexOf('_');
+  return i < 0 ? recordId : recordId.slice(i + 1);
 }
 
 /** sha256 hex of canon_v1(content document). */

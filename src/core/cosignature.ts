@@ -1,5 +1,5 @@
 // C2SP tlog-cosignature v1, Ed25519 (`cosignature/v1`, signature type 0x04): a witness's signature
-// line added to a checkpoint note. Owns: the cosigner key ID and vkey text, the signed message
+// line added to a checkpoint note. It owns the cosigner key ID and vkey text, the signed message
 // (`cosignature/v1\ntime <T>\n` + the checkpoint note text), the 76-byte line payload (key ID, u64
 // big-endian T, signature), signing one and verifying one on a checkpoint note. Pure; Ed25519 is
 // injected as in note.ts, so the log (asking witnesses), `ledger verify` and the browser reuse it.

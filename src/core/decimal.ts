@@ -1,5 +1,5 @@
 // canon_v1 Decimals (§2): grammar, normalised form and exact comparison.
-// Owns: everything about decimal text. Pure string arithmetic; no float ever touches a value.
+// It owns everything about decimal text. Pure string arithmetic; no float ever touches a value.
 
 /** The JSON number grammar of canon_v1 §2, anchored, usable as a JSON-schema `pattern`. */
 export const DECIMAL_PATTERN = '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?$';
@@ -13,6 +13,83 @@ function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
+/** Where the parts of a decimal's text are: [start, end) offsets of its digit runs, and its signs. */
+type DecimalText = { negative: boolean; int: [number, number]; frac: [number, number]; exp: [number, number]; expNegative: boolean };
+
+/** The index after the digits that start at `i`. */
+function digitsEnd(text: string, i: number): number {
+  while (i < text.length && isDigit(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Reads `text` against the grammar of canon_v1 §2; null when it does not match. */
+function scanDecimal(text: string): DecimalText | null {
+  const n = text.length;
+  const negative = text.charCodeAt(0) === 0x2d;
+  let i = negative ? 1 : 0;
+  const intStart = i;
+  const c0 = text.charCodeAt(i);
+  if (c0 === 0x30) i++;
+  else if (c0 >= 0x31 && c0 <= 0x39) i = digitsEnd(text, i + 1);
+  else return null;
+  const int: [number, number] = [intStart, i];
+  let frac: [number, number] = [i, i];
+  if (i < n && text.charCodeAt(i) === 0x2e) {
+    const end = digitsEnd(text, i + 1);
+    if (end === i + 1) return null;
+    frac = [i + 1, end];
+    i = end;
+  }
+  let exp: [number, number] = [i, i];
+  let expNegative = false;
+  if (i < n && (text.charCodeAt(i) === 0x65 || text.charCodeAt(i) === 0x45)) {
+    i++;
+    const s = text.charCodeAt(i);
+    if (s === 0x2b || s === 0x2d) {
+      expNegative = s === 0x2d;
+      i++;
+    }
+    const end = digitsEnd(text, i);
+    if (end === i) return null;
+    exp = [i, end];
+    i = end;
+  }
+  return i === n ? { negative, int, frac, exp, expNegative } : null;
+}
+
+/** The value as significand × 10^exponent, the significand without leading or trailing zeros; null for zero, 'too_long' past any representable length. */
+function magnitudeOf(text: string, parts: DecimalText): { significand: string; exponent: number } | null | 'too_long' {
+  const digits = text.slice(...parts.int) + text.slice(...parts.frac);
+  let first = 0;
+  while (first < digits.length && digits.charCodeAt(first) === 0x30) first++;
+  if (first === digits.length) return null;
+  let last = digits.length - 1;
+  while (digits.charCodeAt(last) === 0x30) last--;
+  const [expStart, expEnd] = parts.exp;
+  let expDigitsStart = expStart;
+  while (expDigitsStart < expEnd && text.charCodeAt(expDigitsStart) === 0x30) expDigitsStart++;
+  // More than 15 significant exponent digits means |exponent| >= 10^15, far beyond any string
+  // length a runtime can hold, so the normalised form would be astronomically long.
+  if (expEnd - expDigitsStart > 15) return 'too_long';
+  const expMagnitude = expEnd > expDigitsStart ? Number(text.slice(expDigitsStart, expEnd)) : 0;
+  const trailingZeros = digits.length - 1 - last;
+  const exponent = (parts.expNegative ? -expMagnitude : expMagnitude) - (parts.frac[1] - parts.frac[0]) + trailingZeros;
+  return { significand: digits.slice(first, last + 1), exponent };
+}
+
+/** The length of significand × 10^exponent written out, computed before any string is built. */
+function writtenLength(sigLen: number, exponent: number): number {
+  if (exponent >= 0) return sigLen + exponent;
+  return -exponent < sigLen ? sigLen + 1 : 2 - exponent;
+}
+
+function writeOut(significand: string, exponent: number): string {
+  const sigLen = significand.length;
+  if (exponent >= 0) return significand + '0'.repeat(exponent);
+  if (-exponent < sigLen) return `${significand.slice(0, sigLen + exponent)}.${significand.slice(sigLen + exponent)}`;
+  return `0.${'0'.repeat(-exponent - sigLen)}${significand}`;
+}
+
 /**
  * Normalised form of canon_v1 §2: no exponent, no `+`, no superfluous zeros, `-` only for
  * non-zero negatives. The output length is computed before any string is built, so
@@ -21,82 +98,15 @@ function isDigit(c: number): boolean {
 export function normaliseDecimal(
   text: string,
 ): { ok: true; value: string } | { ok: false; reason: 'grammar' | 'too_long' } {
-  const grammar = { ok: false as const, reason: 'grammar' as const };
-  const tooLong = { ok: false as const, reason: 'too_long' as const };
-  if (typeof text !== 'string') return grammar;
-  const n = text.length;
-  let i = 0;
-  let negative = false;
-  if (text.charCodeAt(0) === 0x2d) {
-    negative = true;
-    i = 1;
-  }
-  const intStart = i;
-  const c0 = text.charCodeAt(i);
-  if (c0 === 0x30) i++;
-  else if (c0 >= 0x31 && c0 <= 0x39) {
-    i++;
-    while (i < n && isDigit(text.charCodeAt(i))) i++;
-  } else return grammar;
-  const intEnd = i;
-  let fracStart = i;
-  let fracEnd = i;
-  if (i < n && text.charCodeAt(i) === 0x2e) {
-    i++;
-    fracStart = i;
-    while (i < n && isDigit(text.charCodeAt(i))) i++;
-    if (i === fracStart) return grammar;
-    fracEnd = i;
-  }
-  let expNegative = false;
-  let expStart = i;
-  let expEnd = i;
-  if (i < n && (text.charCodeAt(i) === 0x65 || text.charCodeAt(i) === 0x45)) {
-    i++;
-    const s = text.charCodeAt(i);
-    if (s === 0x2b || s === 0x2d) {
-      expNegative = s === 0x2d;
-      i++;
-    }
-    expStart = i;
-    while (i < n && isDigit(text.charCodeAt(i))) i++;
-    if (i === expStart) return grammar;
-    expEnd = i;
-  }
-  if (i !== n) return grammar;
-
-  // value = digits × 10^(exponent − fractionLength)
-  const digits = text.slice(intStart, intEnd) + text.slice(fracStart, fracEnd);
-  let first = 0;
-  while (first < digits.length && digits.charCodeAt(first) === 0x30) first++;
-  if (first === digits.length) return { ok: true, value: '0' }; // zero, whatever its sign or exponent
-  let last = digits.length - 1;
-  while (digits.charCodeAt(last) === 0x30) last--;
-  const significand = digits.slice(first, last + 1);
-  const trailingZeros = digits.length - 1 - last;
-
-  let expDigitsStart = expStart;
-  while (expDigitsStart < expEnd && text.charCodeAt(expDigitsStart) === 0x30) expDigitsStart++;
-  // More than 15 significant exponent digits means |exponent| >= 10^15, far beyond any string
-  // length a runtime can hold, so the normalised form would be astronomically long.
-  if (expEnd - expDigitsStart > 15) return tooLong;
-  const expMagnitude = expEnd > expDigitsStart ? Number(text.slice(expDigitsStart, expEnd)) : 0;
-  const exponent = (expNegative ? -expMagnitude : expMagnitude) - (fracEnd - fracStart) + trailingZeros;
-
-  // Now value = significand × 10^exponent, significand without leading or trailing zeros.
-  const sigLen = significand.length;
-  const sign = negative ? 1 : 0;
-  let length: number;
-  if (exponent >= 0) length = sigLen + exponent;
-  else if (-exponent < sigLen) length = sigLen + 1;
-  else length = 2 - exponent;
-  if (length + sign > MAX_DECIMAL_LENGTH) return tooLong;
-
-  let body: string;
-  if (exponent >= 0) body = significand + '0'.repeat(exponent);
-  else if (-exponent < sigLen) body = `${significand.slice(0, sigLen + exponent)}.${significand.slice(sigLen + exponent)}`;
-  else body = `0.${'0'.repeat(-exponent - sigLen)}${significand}`;
-  return { ok: true, value: negative ? `-${body}` : body };
+  const parts = typeof text === 'string' ? scanDecimal(text) : null;
+  if (!parts) return { ok: false, reason: 'grammar' };
+  const magnitude = magnitudeOf(text, parts);
+  if (magnitude === null) return { ok: true, value: '0' }; // zero, whatever its sign or exponent
+  if (magnitude === 'too_long') return { ok: false, reason: 'too_long' };
+  const { significand, exponent } = magnitude;
+  if (writtenLength(significand.length, exponent) + (parts.negative ? 1 : 0) > MAX_DECIMAL_LENGTH) return { ok: false, reason: 'too_long' };
+  const body = writeOut(significand, exponent);
+  return { ok: true, value: parts.negative ? `-${body}` : body };
 }
 
 /** True when `s` is already in normalised form. */

@@ -1,5 +1,5 @@
 // Decision requests (ledger-interface §2.2) -> canon_v1 content documents (canon_v1 §3).
-// Owns: the semantic rules JSON Schema cannot express (decimal grammar and ranges, occurred_at
+// It owns the semantic rules JSON Schema cannot express (decimal grammar and ranges, occurred_at
 // window, defaults) and the exact content document that is hashed and signed. The HTTP schema
 // runs first; the type/enum/length checks here are a defensive repeat of it.
 

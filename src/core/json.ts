@@ -1,7 +1,7 @@
 // Lossless, strict JSON reader (RFC 8259) for canon_v1 input.
-// Owns: turning request text into a JsonValue tree whose numbers keep their exact source text,
-// rejecting what canon_v1 cannot hash unambiguously (duplicate keys, lone surrogates, deep nesting).
-// Plain TS, no dependencies: runs in Node and in the browser.
+// It is responsible for turning request text into a JsonValue tree whose numbers keep their exact
+// source text, rejecting what canon_v1 cannot hash unambiguously (duplicate keys, lone surrogates,
+// deep nesting). Plain TS, no dependencies: runs in Node and in the browser.
 
 /** A JSON number, kept as the exact text written in the source (never parsed as a float). */
 export class JsonNumber {

@@ -1,10 +1,10 @@
 // The log_v1 Merkle tree (RFC 9162 §2.1, same as RFC 6962): leaf and node hashes, tree heads,
 // inclusion and consistency proofs, and the bookkeeping of a stored tree.
-// Owns: every hash of the global log's tree and every proof about it. A stored tree keeps only the
-// hashes of complete subtrees (what tlog-tiles serves); proofs and tree heads of any size are
-// assembled from those, so nothing ever rehashes the whole tree.
-// Sizes and indexes are JS numbers, safe integers only; the maths uses division, never the 32-bit
-// bitwise operators, so trees past 2^31 leaves work.
+// It owns every hash of the global log's tree and every proof about it. A stored tree keeps only
+// the hashes of complete subtrees (what tlog-tiles serves); proofs and tree heads of any size are
+// assembled from those, so nothing ever rehashes the whole tree. Sizes and indexes are JS numbers,
+// safe integers only; the maths uses division, never the 32-bit bitwise operators, so trees past
+// 2^31 leaves work.
 
 import { sha256 } from './sha256.ts';
 

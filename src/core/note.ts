@@ -1,5 +1,5 @@
 // C2SP signed notes with Ed25519 signatures, verifier keys (vkeys) and the log_v1 checkpoint
-// (C2SP tlog-checkpoint, log_v1 §2). Owns: the exact text of a checkpoint, of its signature lines
+// (C2SP tlog-checkpoint, log_v1 §2). It owns the exact text of a checkpoint, of its signature lines
 // and of the log's vkey, strict parsing of all three, and signing / verifying them. The Ed25519
 // maths is injected (Ed25519Verify / Ed25519Sign) so this runs unchanged in a browser.
 

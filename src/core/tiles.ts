@@ -1,7 +1,7 @@
 // C2SP tlog-tiles arithmetic for log_v1 §3: tile paths, which tiles a tree size has, where a
 // stored node lives in a tile, and the tile and entry-bundle byte formats.
-// Owns: the exact text of `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]` (strict both ways)
-// and the bytes behind them. No I/O; a store or HTTP layer maps these to rows and responses.
+// It owns the exact text of `tile/<L>/<N>[.p/<W>]` and `tile/entries/<N>[.p/<W>]` (strict both
+// ways) and the bytes behind them. No I/O; a store or HTTP layer maps these to rows and responses.
 
 import {
   HASH_SIZE,

@@ -1,5 +1,5 @@
 // Timestamps of canon_v1: RFC 3339 date-times (occurred_at) and the service's recorded_at format.
-// Owns: calendar validation and exact instant arithmetic without Date parsing quirks
+// It owns calendar validation and exact instant arithmetic without Date parsing quirks
 // (Date.parse accepts non-RFC forms and maps years 0..99 to 19xx).
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|([+-])(\d{2}):(\d{2}))$/;

@@ -1,6 +1,6 @@
 // C2SP tlog-proof@v1: a leaf's inclusion proof and the signed checkpoint it leads to, as one text
-// (log_v1 §4 `tlog_proof`). Owns: its exact text, strict parsing, and checking one end to end
-// against the log's vkey (signature, origin, inclusion), with Ed25519 injected.
+// (log_v1 §4 `tlog_proof`). This file owns its exact text, strict parsing, and checking one end to
+// end against the log's vkey (signature, origin, inclusion), with Ed25519 injected.
 
 import { b64Decode, b64Encode } from './base64.ts';
 import { HASH_SIZE, isCount, verifyInclusion, type Hash, type LogResult } from './merkle.ts';

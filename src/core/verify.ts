@@ -1,6 +1,7 @@
 // Chain verification, canon_v1 §5 checks 1-5 (check 6, anchoring, lives with the Merkle log).
-// Owns: recomputing a chain (or a page of one) from its records alone and saying exactly what
-// differs. Signature maths is injected (SignatureVerifier) so this stays platform-free.
+// It is responsible for recomputing a chain (or a page of one) from its records alone and saying
+// exactly what differs. Signature maths is injected (SignatureVerifier) so this stays
+// platform-free.
 
 import { canonicalJson, utf8, type CanonValue } from './canon.ts';
 import {

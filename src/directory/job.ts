@@ -7,7 +7,7 @@
 // from what is stored: the chain head's counts, the first record, the link counts of the broker fill index
 // and the stored model and broker reports (rules.ts). It also prunes rows superseded more than
 // CURSOR_TTL_MS ago. Never on the record path: a record is projected on a later turn.
-// Owns: when a row is projected and from which facts.
+// It decides when a row is projected and from which facts.
 import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { JobLoop } from '../runtime/job-loop.ts';

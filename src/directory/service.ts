@@ -5,7 +5,7 @@
 // (the cursor carries it), so records, new agents and re-projections meanwhile never skip or
 // repeat an agent. The cursor also carries the position and the last rank, so ranks (competition
 // ranking: equal values share a rank) continue across pages without counting.
-// Owns: the listing's query, cursor, ranks, counts and its JSON and CSV documents.
+// It owns the listing's query, cursor, ranks, counts and its JSON and CSV documents.
 import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText } from '../performance/csv.ts';
 import {

@@ -19,7 +19,7 @@ import {
   type AppendRows, type HeadFact, type LedgerStore,
 } from '../store/port.ts';
 import type { Clock } from '../domain/clock.ts';
-import { sortKeyOf } from '../store/rows.ts';
+import { sortKeyOf } from '../core/chain.ts';
 import { recordId } from './ids.ts';
 
 /** A record to append: everything that does not depend on its place in the chain. */

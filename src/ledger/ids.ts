@@ -5,8 +5,9 @@ import { incrementBase32, monotonicFactory } from 'ulid';
 import type { RecordType } from '../core/chain.ts';
 
 // A crypto call costs microseconds whatever its size (ulid's default source makes one per
-// character, ~45 µs an id), so ids, link tokens and request ids draw the same crypto-strength
-// randomness from a pooled buffer. API key secrets do not: they come straight from randomBytes.
+// character; bench/history/write.md), so ids, link tokens and request ids draw the same
+// crypto-strength randomness from a pooled buffer. API key secrets do not: they come straight
+// from randomBytes.
 const pool = { bytes: randomBytes(4096), at: 0 };
 
 /** Where the next `n` (at most 4096) unused bytes of the pool start; refills it when short. */

@@ -1,9 +1,9 @@
-// Ed25519 verification off the event loop. One verify costs about as much as a third of an
-// unsigned write, so the record path hands signatures to a worker thread: checks requested in
-// one turn of the event loop go over as one transferred buffer (verify-batch.ts) and come back
-// as one message, while the event loop parses the next requests. A batch the worker has not
-// answered within `lateAfterMs` (a stuck or starved worker) is checked here instead, so a signed
-// write never waits on a thread that stopped answering. The worker starts with the first check;
+// Ed25519 verification off the event loop. One verify costs a large share of an unsigned write
+// (bench/history/write.md), so the record path hands signatures to a worker thread: checks
+// requested in one turn of the event loop go over as one transferred buffer (verify-batch.ts) and
+// come back as one message, while the event loop parses the next requests. A batch the worker
+// has not answered within `lateAfterMs` (a stuck or starved worker) is checked here instead, so a
+// signed write never waits on a thread that stopped answering. The worker starts with the first check;
 // until it is up, and for good if it fails, checks run here too: slower, never skipped.
 import type { Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../runtime/worker.ts';

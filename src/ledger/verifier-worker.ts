@@ -1,6 +1,6 @@
 // The verifier thread's side (verifier-thread.ts): verifies each packed batch it is sent and
 // answers with one result byte per job, in order. (It once ran at nice 19; the gain measured
-// within noise, see docs/benchmarks.md, so it runs at the normal priority.)
+// within noise, see bench/history/write.md, so it runs at the normal priority.)
 import { parentPort } from 'node:worker_threads';
 import { verifyRaw } from '../core/ed25519.ts';
 import { unpackJobs } from './verify-batch.ts';

@@ -1,11 +1,11 @@
 // The global log's signing key (log_v1 §2): an Ed25519 key, read from LEDGER_LOG_KEY_FILE or, on
 // first start without one, generated into the data directory (mode 0600). The file is PKCS#8
 // PEM, what `openssl genpkey -algorithm ed25519` writes. Its name in notes is the log's origin.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { link, open, readFile, stat, unlink } from 'node:fs/promises';
-import { mkdirSync } from 'node:fs';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encodeVkey, isKeyName, type Ed25519Sign } from '../core/note.ts';
+import { createKeyFileOnce } from '../runtime/key-file.ts';
 
 export const LOG_KEY_FILE_NAME = 'log-key.pem';
 
@@ -76,28 +76,12 @@ export async function loadLogKey(input: { keyFile: string | null; dataDir: strin
   }
   const path = join(dataDir, LOG_KEY_FILE_NAME);
   const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
-  // Written whole to a private temporary file, then linked into place: link() refuses an existing
-  // name, so of two processes starting together one creates the key and the other reads it.
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    mkdirSync(dataDir, { recursive: true });
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      await handle.writeFile(pem, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await link(temp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      const r = await readKeyFile(path, origin);
-      return r.ok ? { ok: true, value: { key: r.value.key, source: { kind: 'file', path, looseMode: r.value.looseMode } } } : r;
-    }
-    return { ok: false, error: `could not create the log key file ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'})` };
-  } finally {
-    await unlink(temp).catch(() => undefined);
+  const written = await createKeyFileOnce(path, pem);
+  if (written === 'exists') {
+    const r = await readKeyFile(path, origin);
+    return r.ok ? { ok: true, value: { key: r.value.key, source: { kind: 'file', path, looseMode: r.value.looseMode } } } : r;
   }
+  if (written !== 'created') return { ok: false, error: `could not create the log key file ${path} (${written.code})` };
   const key = parseLogKey(pem, origin);
   return key.ok ? { ok: true, value: { key: key.value, source: { kind: 'generated', path } } } : key;
 }

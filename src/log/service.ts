@@ -1,5 +1,5 @@
-// The global log in a serving process: loads (or generates, once) the log key, and runs the
-// integrator beside the HTTP service until shutdown. On PostgreSQL every API node runs one; the
+// The global log in a serving process: loads (or generates, once) the log key, and makes the
+// integrator that runs beside the HTTP service until shutdown (compose.ts starts and stops it). On PostgreSQL every API node runs one; the
 // advisory lock lets exactly one of them integrate, and another takes over when it dies. With a
 // witness policy (LEDGER_WITNESS_POLICY), the witnessing job beside it asks the witnesses.
 import { readFile } from 'node:fs/promises';
@@ -12,8 +12,6 @@ import { WitnessingJob } from './witnessing.ts';
 import { throttled } from '../runtime/throttle.ts';
 
 export type LogLogger = { info: (message: string) => void; warn: (message: string) => void; error: (message: string) => void };
-
-export type RunningLog = { key: LogKey; integrator: Integrator; stop: () => Promise<void> };
 
 /** Loads the log key; throws with one clear line when it cannot. */
 export async function loadServiceLogKey(config: Config, logger: LogLogger): Promise<LogKey> {
@@ -28,16 +26,15 @@ export async function loadServiceLogKey(config: Config, logger: LogLogger): Prom
   return key;
 }
 
-export function startIntegrator(store: LedgerStore, key: LogKey, logger: LogLogger, onCheckpoint?: (treeSize: number) => void): RunningLog {
-  const integrator = new Integrator({
+/** The integrator of this node, not yet started. */
+export function integratorJob(store: LedgerStore, key: LogKey, logger: LogLogger, onCheckpoint?: (treeSize: number) => void): Integrator {
+  return new Integrator({
     log: store.log,
     key,
     ...(onCheckpoint ? { onCheckpoint } : {}),
     onError: throttled(logger.error),
     onTakeOver: (size) => logger.info(`log integrator: this node integrates the global log (tree size ${size})`),
   });
-  integrator.start();
-  return { key, integrator, stop: () => integrator.stop() };
 }
 
 /** Reads and parses the witness policy file; throws with one clear line when it is unusable for the log. */
@@ -55,9 +52,7 @@ export async function loadWitnessPolicy(path: string): Promise<WitnessPolicy> {
   return policy.value;
 }
 
-/** Starts asking the policy's witnesses to cosign each new checkpoint (witnessing.ts). */
-export function startWitnessing(store: LedgerStore, policy: WitnessPolicy, logger: LogLogger): WitnessingJob {
-  const job = new WitnessingJob({ policy, log: store.log, cosignatures: store.cosignatures, onNotice: throttled(logger.warn) });
-  job.start();
-  return job;
+/** The job that asks the policy's witnesses to cosign each new checkpoint (witnessing.ts), not yet started. */
+export function witnessingJob(store: LedgerStore, policy: WitnessPolicy, logger: LogLogger): WitnessingJob {
+  return new WitnessingJob({ policy, log: store.log, cosignatures: store.cosignatures, onNotice: throttled(logger.warn) });
 }

@@ -1,12 +1,12 @@
-// The witnessing job (docs/witnesses.md). Owns: sending each new checkpoint of the global
-// log to every witness of the policy (LEDGER_WITNESS_POLICY) through C2SP tlog-witness
+// The witnessing job (docs/witnesses.md). It is responsible for sending each new checkpoint of the
+// global log to every witness of the policy (LEDGER_WITNESS_POLICY) through C2SP tlog-witness
 // `add-checkpoint`, with the consistency proof from the size that witness last cosigned (the log's
 // own record of it, corrected by the witness's 409), verifying and storing each cosignature, and
 // keeping each witness's state (last error, consecutive failures, next attempt). Each witness is
-// asked on its own, never waited for by another, by a write or by the integrator: the log signs
-// and publishes its checkpoints whatever the witnesses do. A witness that fails (down, slow, 5xx,
-// garbage, or refusing the checkpoint as inconsistent) is asked again with exponential backoff.
-// One process at a time asks (the store's hold, like the anchoring job's).
+// asked on its own, never waited for by another, by a write or by the integrator: the log signs and
+// publishes its checkpoints whatever the witnesses do. A witness that fails (down, slow, 5xx,
+// garbage, or refusing the checkpoint as inconsistent) is asked again with exponential backoff. One
+// process at a time asks (the store's hold, like the anchoring job's).
 import type { WitnessPolicy, PolicyWitness } from '../core/witness-policy.ts';
 import { consistencyPlan, planNodes, readProof, type Hash } from '../core/merkle.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';

@@ -1,6 +1,7 @@
 // Alpaca Market Data v2 client (stocks under /v2/stocks, crypto under /v1beta3/crypto/{loc}).
-// Owns: the HTTP calls (bounded by runtime/bounded-fetch.ts), their parsing, and the translation of Alpaca's failures into MarketError
-// values. Reads only; keys go in the APCA-API-KEY-ID / APCA-API-SECRET-KEY headers.
+// It owns the HTTP calls (bounded by runtime/bounded-fetch.ts), their parsing, and the translation
+// of Alpaca's failures into MarketError values. Reads only; keys go in the APCA-API-KEY-ID /
+// APCA-API-SECRET-KEY headers.
 //
 // Price at an instant: the latest-trade endpoint first; when that trade is later than the instant
 // (a price is looked up after the decision was recorded), the historical trades endpoint with

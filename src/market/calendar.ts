@@ -1,6 +1,6 @@
 // Trading-day calendar used by the synthetic model: US regular session 09:30-16:00 New York time
 // on weekdays (exchange holidays are not modelled), crypto every day around the clock.
-// Owns: New York daylight-saving offsets and session boundaries, in plain UTC arithmetic.
+// It owns New York daylight-saving offsets and session boundaries, in plain UTC arithmetic.
 
 import { civilFromDays, daysFromCivil } from '../core/time.ts';
 

@@ -1,5 +1,5 @@
 // Daily closes through the market sub-port's cache (MarketStore.closes / saveCloses).
-// Owns: which ranges are asked of the provider. What is stored is read; only what is missing
+// It decides which ranges are asked of the provider. What is stored is read; only what is missing
 // (before the first cached close, after the last, or a hole of more than MAX_GAP_DAYS inside) is
 // fetched with dailyBars and saved. Only finished days are ever asked for or cached: a bar dated
 // the current UTC day or later never is (a stock's regular session ends by 21:00 UTC, a crypto

@@ -1,11 +1,11 @@
 // Corporate actions from Alpaca Market Data (`GET /v1/corporate-actions`), read as facts.
-// Owns: how one page of the response becomes CorporateAction values, and which of them belong to
-// a date range. The page is read losslessly (core/json.ts): a rate such as 0.61 is the decimal text
-// of the JSON number as written, never a double. The inner object is keyed by plural type name
-// (`forward_splits`, `cash_dividends`, ...), a missing key is an empty list, and every type is kept,
-// known here or not. Range: Alpaca dates a cash dividend by its process_date (= payable date, weeks
-// after the ex-date), so the request's window is widened forward (ACTIONS_WINDOW_DAYS) and the
-// actions are kept by their ex_date (a merger's effective_date; process_date when neither).
+// It decides how one page of the response becomes CorporateAction values, and which of them belong
+// to a date range. The page is read losslessly (core/json.ts): a rate such as 0.61 is the decimal
+// text of the JSON number as written, never a double. The inner object is keyed by plural type name
+// (`forward_splits`, `cash_dividends`, ...), a missing key is an empty list, and every type is
+// kept, known here or not. Range: Alpaca dates a cash dividend by its process_date (= payable date,
+// weeks after the ex-date), so the request's window is widened forward (ACTIONS_WINDOW_DAYS) and
+// the actions are kept by their ex_date (a merger's effective_date; process_date when neither).
 import { canonicalJson, type CanonValue } from '../core/canon.ts';
 import { normaliseDecimal } from '../core/decimal.ts';
 import { sha256Hex } from '../core/sha256.ts';

@@ -1,5 +1,5 @@
 // Publishing the prices observed at receipt (rule 6: "Observations are public (on the record's
-// proof and in the export) so anyone can check them"). Owns: the public form of an observation,
+// proof and in the export) so anyone can check them"). It owns the public form of an observation,
 // the proof's `price_observation` and what the export adds (a `price_observation` member on each
 // decision line that has one, and their count in its header). None of it is hashed: records, chain entries and
 // their bytes are untouched. Reads only the store, so a public read never waits on the provider.

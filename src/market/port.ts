@@ -6,7 +6,7 @@
 //   (rule 6: one per decision, append-only, public on the proof and in the export), the raw daily
 //   closes and the corporate actions fetched from the provider (facts: append-only, with their
 //   source), and the narrow reads of an agent's chain the performance wing values.
-// Owns: the shapes of a priced instant and a daily bar, the error values every provider returns,
+// It owns the shapes of a priced instant and a daily bar, the error values every provider returns,
 // the symbol forms (stocks `AAPL`, crypto `BTC/USD`), the staleness rule, the shape of a
 // corporate action (corporate-actions.ts reads Alpaca's), and the stored market facts.
 

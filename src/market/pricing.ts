@@ -1,15 +1,15 @@
 // The pricing job (rule 6: "model portfolios price every decision at the moment the service
-// received it"). Owns: observing each decision's price at its recorded_at, after the record is
-// written and never on its path: it works through the pending decisions oldest first, asks the
-// provider for the last trade at or before recorded_at, and saves one observation per decision
-// (priced, with the provider's own timestamp, its age and whether it is stale; or unpriced, with
-// the provider's final answer). Transient failures (provider_error, rate_limited) save nothing and
-// are retried with exponential backoff, honouring the provider's retry_after; an outage is logged
-// once when it starts and once when it ends. One process prices at a time (the store's hold);
-// observations are insert-if-absent, so a job killed at any point and started again observes each
-// decision exactly once. Its status (pending, last error, since when failing) is on /readyz.
-// Demo agents' decisions are priced by the synthetic model whatever the provider (`demo`): `ledger
-// demo` prices them so too, and whichever writes first, their prices come from one source.
+// received it"). It is responsible for observing each decision's price at its recorded_at, after
+// the record is written and never on its path: it works through the pending decisions oldest first,
+// asks the provider for the last trade at or before recorded_at, and saves one observation per
+// decision (priced, with the provider's own timestamp, its age and whether it is stale; or
+// unpriced, with the provider's final answer). Transient failures (provider_error, rate_limited)
+// save nothing and are retried with exponential backoff, honouring the provider's retry_after; an
+// outage is logged once when it starts and once when it ends. One process prices at a time (the
+// store's hold); observations are insert-if-absent, so a job killed at any point and started again
+// observes each decision exactly once. Its status (pending, last error, since when failing) is on
+// /readyz. Demo agents' decisions are priced by the synthetic model whatever the provider (`demo`):
+// `ledger demo` prices them so too, and whichever writes first, their prices come from one source.
 // With `facts` (the serving process), a round with nothing pending also keeps the market facts of
 // the priced symbols and the benchmark (facts.ts: corporate actions and raw closes), a step at a
 // time, shown under `facts` in the status.

@@ -1,5 +1,5 @@
 // Chooses the market-data provider from the environment and checks its settings.
-// Owns: the LEDGER_MARKET_DATA family of variables. A bad setting is an error value naming the
+// It owns the LEDGER_MARKET_DATA family of variables. A bad setting is an error value naming the
 // variable; nothing here throws.
 //
 //   LEDGER_MARKET_DATA            alpaca | synthetic | none; default alpaca when both keys are set, else none

@@ -1,7 +1,7 @@
 // Synthetic prices for demos and tests: a deterministic geometric random walk per symbol.
-// Owns: the seeded model. Every answer is marked `synthetic: true`, so whatever is computed from it
-// can be shown in amber. Same seed, symbol and instant give the same price on every machine:
-// the walk uses only +, *, sqrt and toFixed on doubles (all exactly specified by IEEE 754 and
+// It owns the seeded model. Every answer is marked `synthetic: true`, so whatever is computed from
+// it can be shown in amber. Same seed, symbol and instant give the same price on every machine: the
+// walk uses only +, *, sqrt and toFixed on doubles (all exactly specified by IEEE 754 and
 // ECMAScript) and decimal arithmetic for prices.
 //
 // Model: the close of day d is close(d−1) × (1 + r_d), rounded half-even to cents (floor 0.01),

@@ -2,7 +2,7 @@
 // CorporateAction maps onto it field by field), the dates an action takes effect on, the order of
 // actions on one date, which version of a provider's action is in force, and whether an action
 // arriving now restates what is already valued.
-// Owns: those rules (docs/perf_v1.md §4.2). Pure: no I/O, no clock. The accounting that applies
+// It owns those rules (docs/perf_v1.md §4.2). Pure: no I/O, no clock. The accounting that applies
 // an action to a book is in engine.ts, beside the valuation it interleaves with.
 
 import { Dec, parseDec } from './numbers.ts';

@@ -1,6 +1,6 @@
 // The broker account's own history: its imported `activity` records (dividends, splits, deposits,
 // withdrawals, fees...) beside its fills, and the time-weighted curve they allow.
-// Owns: what each broker activity code means to the curve (ACTIVITY_KINDS), the rule that says
+// It owns what each broker activity code means to the curve (ACTIVITY_KINDS), the rule that says
 // when the imported history is complete from a known starting balance (docs/perf_v1.md §3.1),
 // and the time-weighted reconstruction: the account rebuilt from a zero balance, valued daily at
 // the raw close, each day's return with that day's external flows (deposits, withdrawals)

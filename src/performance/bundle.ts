@@ -1,7 +1,7 @@
 // The inputs bundle of a performance report: every input the report was
 // computed from, public, so that anyone can compute it again (`ledger verify --performance`,
 // src/verify/performance.ts) with the documented method (docs/perf_v1.md §8).
-// Owns: the bundle's lines (format `perf_inputs_v1`, NDJSON): a header naming the report it
+// It owns the bundle's lines (format `perf_inputs_v1`, NDJSON): a header naming the report it
 // belongs to (through_seq, as_of) and its method; the records it applied, each with its
 // observation; the corporate actions it was given, with their provider ids and revisions; the raw
 // closes of each symbol of the records and of the benchmark, with when each was stored; an end line

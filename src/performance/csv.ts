@@ -1,6 +1,6 @@
 // The one CSV writer of the service: every text/csv answer (the performance series, the decision
 // outcomes) writes its cells here, so none can forget the rule below.
-// Owns: RFC 4180 cells and lines (CRLF, a trailing CRLF) and formula-injection neutralisation as
+// It owns RFC 4180 cells and lines (CRLF, a trailing CRLF) and formula-injection neutralisation as
 // OWASP ("CSV Injection") describes it. A spreadsheet runs a cell that starts with =, +, - or @
 // (or a TAB or CR), also after leading spaces or quotes, as a formula: `=HYPERLINK(...)` in an
 // agent's symbol would run on the reader's machine. So a TEXT cell (anything an agent wrote, and

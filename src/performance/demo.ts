@@ -1,6 +1,6 @@
 // `ledger demo`: a few demo agents with about a year of decisions on synthetic prices, so that a
 // newcomer sees full profiles (portfolio, series, metrics, hit rates) within a minute.
-// Owns: the demo agents, their rule-based decisions and theses. Every decision goes through the
+// It owns the demo agents, their rule-based decisions and theses. Every decision goes through the
 // record path exactly as a real one (DecisionService: validation, idempotency, the append
 // protocol, the chain; one agent signs with an Ed25519 key whose private half is dropped at the
 // end), with an injected clock that walks from a year ago to now: recorded_at is backdated for

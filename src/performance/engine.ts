@@ -5,7 +5,7 @@
 // on the ex-date before the open, cash dividends accrued on the ex-date and paid on the payable
 // date, cash in lieu of fractions at the ex-date's close, a total-return benchmark (and the price
 // return beside it), the events applied and the restatements listed in the report.
-// Owns: the state, `advance` (apply records and closes after the state's `valued_through` date)
+// It owns the state, `advance` (apply records and closes after the state's `valued_through` date)
 // and `publish` (the public report of a state). Pure: no I/O, no clock; the input state is never
 // modified. Fed the same records and closes, from scratch or in any number of steps, it reaches
 // the same figures as modelPerformance / brokerPerformance (test/performance/engine.test.ts).

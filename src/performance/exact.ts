@@ -1,13 +1,13 @@
 // Exact decimals of perf_v1: the arithmetic of decimal.js configured as { precision: 40, rounding:
 // ROUND_HALF_EVEN, toExpNeg: -100, toExpPos: 100 }, reproduced to the byte on a BigInt coefficient
 // and a decimal exponent (value = c × 10^e), without decimal.js's digit arrays and their garbage.
-// Owns: reading plain decimal text and numbers; + − × rounded to 40 significant digits half-even
-// from the exact result, ÷ correctly rounded to 40 digits; comparison; rounding to decimal places;
-// the texts and doubles decimal.js gives, signed zero and its exponent limits (±9e15) included.
-// Everything else goes to decimal.js itself, so that nothing can differ: text that is not a plain
-// decimal (hex, binary, octal, "Infinity", "NaN", "1_000", junk: accepted or refused by it), and
-// any operation on a non-finite value or dividing by zero. The differential property test against
-// decimal.js is test/performance/exact.test.ts.
+// It handles these itself: reading plain decimal text and numbers; + − × rounded to 40 significant
+// digits half-even from the exact result, ÷ correctly rounded to 40 digits; comparison; rounding to
+// decimal places; the texts and doubles decimal.js gives, signed zero and its exponent limits
+// (±9e15) included. Everything else goes to decimal.js itself, so that nothing can differ: text
+// that is not a plain decimal (hex, binary, octal, "Infinity", "NaN", "1_000", junk: accepted or
+// refused by it), and any operation on a non-finite value or dividing by zero. The differential
+// property test against decimal.js is test/performance/exact.test.ts.
 import { Decimal } from 'decimal.js';
 
 /** Significant digits of every arithmetic result. */

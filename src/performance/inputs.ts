@@ -5,7 +5,7 @@
 // chain record by record (chainTerms: an observed decision's row of the projection, no content),
 // stopping at the first decision that has no observation yet: records are applied in chain
 // order, so nothing after it can be applied until the pricing job has priced it.
-// Owns: the reading of a decision's and an execution's content document for the accounting.
+// It owns the reading of a decision's and an execution's content document for the accounting.
 
 import type { ChainInput, DecisionTerms, MarketStore, ObservedPrice, PriceSource, PricedDecision } from '../market/port.ts';
 import type { Action, DecisionInput, FillInput } from './portfolio.ts';

@@ -1,6 +1,6 @@
 // Metrics of perf_v1, computed from a published daily series alone (dates and 2-decimal values),
 // so that anyone holding the series reaches the same figures.
-// Owns: the formulas and each metric's minimum history. Pure: no I/O.
+// It owns the formulas and each metric's minimum history. Pure: no I/O.
 
 import { daysFromCivil } from '../core/time.ts';
 import { Dec, fromDouble, ratio, type Dec as D } from './numbers.ts';

@@ -8,7 +8,7 @@
 // days from each calendar horizon's end), from the close cache the report filled. A stretch the
 // cache does not hold whole (a gap of more than MAX_GAP_DAYS) is completed through DailyCloses, by
 // the rule the report's own computation followed. Work and bytes grow with the page, not the chain.
-// Owns: the page, its cursor and the reasons an outcome is null.
+// It owns the page, its cursor and the reasons an outcome is null.
 
 import { dateOfDay, dayNumber } from '../market/calendar.ts';
 import { MAX_GAP_DAYS, type DailyCloses } from '../market/closes.ts';

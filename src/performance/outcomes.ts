@@ -1,6 +1,6 @@
 // Decision outcomes of perf_v1: each priced decision's return from its receipt price to the close
 // 1, 5 and 21 trading days later and at its stated horizon where that parses; hit rates.
-// Owns: the horizon grammar and the hit rule. Pure: no I/O.
+// It owns the horizon grammar and the hit rule. Pure: no I/O.
 
 import { daysFromCivil, daysInMonth } from '../core/time.ts';
 import { Dec, ratio } from './numbers.ts';

@@ -1,5 +1,5 @@
 // perf_v1: a portfolio's daily series, its metrics and the benchmark's, in one report.
-// Owns: the assembly of a performance report from plain inputs (decisions or fills, their prices,
+// It owns the assembly of a performance report from plain inputs (decisions or fills, their prices,
 // daily closes, the benchmark's closes). Pure: no I/O; the caller fetches and stores.
 // The method is written out, with a worked example, in docs/perf_v1.md.
 

@@ -1,6 +1,6 @@
 // Portfolio reconstruction of perf_v1: the model portfolio from decisions (priced at receipt) and
 // the broker portfolio from executions (trade-derived), both valued daily at the close.
-// Owns: the accounting rules of every action and edge, and the daily valuation. Pure: no I/O.
+// It owns the accounting rules of every action and edge, and the daily valuation. Pure: no I/O.
 // The rules are written out in docs/perf_v1.md; each edge leaves a note, never a silent drop.
 
 import { ROUND_DOWN } from './exact.ts';

@@ -15,7 +15,7 @@
 // is served with its as_of and a `stale` caveat; with none stored the answer is provider_error.
 // The stored copy is rewritten on a new valued day or every PERSIST_EVERY; in between the copy held
 // in memory is served (any process reaches the same figures from the stored one).
-// Owns: what a report is computed from, when it is brought up to date, and its caveats.
+// It decides what a report is computed from, when it is brought up to date, and its caveats.
 
 import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import type { Clock } from '../domain/clock.ts';

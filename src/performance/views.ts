@@ -1,6 +1,6 @@
 // What the public sees of a performance report: the document of GET /v1/agents/{handle}/performance
 // (JSON or CSV) and the profile's `portfolios`, `performance` and caveats.
-// Owns: the public field names, the CSV columns and the size bounds of both.
+// It owns the public field names, the CSV columns and the size bounds of both.
 // The JSON document is bounded by the agent's age: one series row (about 70 bytes) per benchmark
 // trading day since the first record (about 85 KB for five years), plus at most POSITIONS_SHOWN
 // positions, RECENT_NOTES notes and, for a broker, POSITIONS_SHOWN reconciled positions per connection.

@@ -1,8 +1,8 @@
 // The event loop's share for public reads. A process has one event loop, and the record path and
 // the public reads share it. When reads keep it busy all the time, a write that arrives queues
 // behind whatever reads are ready to run, at every step of its way (parse, append, fsync, answer),
-// so its latency grows without bound as the loop nears 100 % (a writer's p99 went from 50 ms to
-// 3 s under one hostile reader). So a long read (a page of large records, a streamed export)
+// so its latency grows without bound as the loop nears 100 % (the hostile benchmark measured it:
+// bench/history/hostile.md). So a long read (a page of large records, a streamed export)
 // waits for a turn between its slices: a turn is given at once while the loop was busy for less
 // than `share` of the recent past (an average over about 100 ms); else, once it has cooled below
 // (looked at every 10 ms), one turn per turn of the loop while it stays below, oldest first, and

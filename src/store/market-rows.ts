@@ -86,7 +86,8 @@ export function chainTermsSql(p: (i: number) => string, reader: TermReader): str
   // Whether a record is observed, as a lookup of its own key (a scalar subquery: run per record,
   // never turned into a join or a hash of the table). Joined to the records of one agent,
   // PostgreSQL's planner, with statistics taken while that agent had few rows (a new agent writing
-  // fast), scanned every observed decision of the agent for each record (20 to 45 ms a call).
+  // fast), scanned every observed decision of the agent for each record (slow: see
+  // bench/history/hostile.md).
   const notObserved = '(SELECT o.chain_seq FROM priced_decisions o WHERE o.agent_id = r.agent_id AND o.chain_seq = r.chain_seq) IS NULL';
   return `WITH sizes AS (SELECT r.id, r.chain_seq, CASE WHEN r.type = 'decision' AND ${notObserved} THEN octet_length(r.content) ELSE 0 END AS bytes
       FROM records r

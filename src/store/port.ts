@@ -70,9 +70,8 @@ export type IdempotentResult = {
 
 export type Page = { limit: number; before?: string | undefined };
 
-export interface LedgerStore {
-  /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
-  readonly maxBatchesInFlight: number;
+/** The wings' storage ports, each kept by both adapters (declared once here; the adapters merge it). */
+export type WingStores = {
   /** The global log's storage (log/port.ts). */
   readonly log: LogStore;
   /** Bitcoin anchors of the log's checkpoints (anchor/port.ts). */
@@ -93,6 +92,11 @@ export interface LedgerStore {
   readonly market: MarketStore;
   /** The performance wing's stored reports (performance/port.ts), kept by the market adapters. */
   readonly performance: PerformanceStore;
+};
+
+export interface LedgerStore extends WingStores {
+  /** How many appendBatch calls may run at once (see ledger/commit-queue.ts). */
+  readonly maxBatchesInFlight: number;
   migrate(): Promise<void>;
   close(): Promise<void>;
   /** Throws when the database cannot answer. */

@@ -10,7 +10,7 @@ import { agentFromRow, RECORD_COLUMNS, type Row } from './rows.ts';
  * `maxBytes`, the content sizes come first, as in boundedChainSql, and only the records whose
  * running total of content before them is under the budget are read. CROSS JOIN keeps the page
  * (at most `limit` ids) the outer loop in SQLite: joined plainly, its planner scanned every record
- * in sort-key order to skip a sort of the page's few rows (21 ms a page at 20,000 records, not 0.7).
+ * in sort-key order to skip a sort of the page's few rows (bench/history/write.md).
  */
 export function ledgerSql(
   q: LedgerQuery,

@@ -1,5 +1,5 @@
 // Row <-> domain mapping shared by both adapters (their column names are the same).
-import type { SignatureEnvelope, RecordType } from '../core/chain.ts';
+import { sortKeyOf, type SignatureEnvelope, type RecordType } from '../core/chain.ts';
 import type { Agent, AgentStatus, ApiKey, Scope, SigningKey, StoredRecord } from '../domain/types.ts';
 import type { IdempotentResult } from './port.ts';
 
@@ -79,12 +79,6 @@ export function idempotentFromRow(r: Row): IdempotentResult {
     body: r.body ? str(r.body) : null,
     record: r.id ? recordFromRow(r) : null,
   };
-}
-
-/** The id's ULID part: record ids of every type sort by it chronologically. */
-export function sortKeyOf(recordId: string): string {
-  const i = recordId.indexOf('_');
-  return i < 0 ? recordId : recordId.slice(i + 1);
 }
 
 /** Parameters of a records row, in the column order of INSERT_RECORD_SQLITE. */

@@ -1,5 +1,5 @@
 // Knowing, before anything is sealed or sent, that the vault's keyring opens what it sealed.
-// Owns: the check value of a key (an HMAC-SHA256 of a constant under it: it proves which key
+// It owns the check value of a key (an HMAC-SHA256 of a constant under it: it proves which key
 // without revealing it), and the start-time verification against the database: every version the
 // keyring holds must match the check recorded for it (a version seen for the first time must open
 // the secrets already sealed under it, then its check is recorded), and every version the data is

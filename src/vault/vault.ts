@@ -1,10 +1,10 @@
 // The vault: every secret the service keeps (broker credentials, SnapTrade user secrets, webhook
 // signing secrets) is stored sealed by it.
-// Owns: sealing with AES-256-GCM under a versioned master key, the sealed format, the associated
-// data that binds a sealed secret to its holder, re-sealing under a new key (`ledger master-key
-// rotate`), and finding the master key (LEDGER_MASTER_KEY, LEDGER_MASTER_KEY_FILE, or one
-// generated into the data directory, mode 0600). Its storage is port.ts; the start-time check of
-// the keyring against the database is keyring-check.ts, the keyring loaded once is service.ts.
+// It is responsible for sealing with AES-256-GCM under a versioned master key, the sealed format,
+// the associated data that binds a sealed secret to its holder, re-sealing under a new key (`ledger
+// master-key rotate`), and finding the master key (LEDGER_MASTER_KEY, LEDGER_MASTER_KEY_FILE, or
+// one generated into the data directory, mode 0600). Its storage is port.ts; the start-time check
+// of the keyring against the database is keyring-check.ts, the keyring loaded once is service.ts.
 // Errors are values, and no error message ever holds key material, plaintext or ciphertext.
 //
 // Sealed format (ASCII): `v1.<key version>.<iv>.<ciphertext>.<tag>`, the last three base64url.

@@ -2,9 +2,10 @@
 // inputs bundles (GET /v1/agents/{handle}/performance/inputs, format perf_inputs_v1) with the
 // documented method (docs/perf_v1.md §8) and compares every figure with the published reports,
 // naming the first one that differs.
-// Owns: reading a bundle, the recomputation from it, the comparison. It trusts only the bundle and
-// the published report: the accounting is the pure engine of the method (src/performance/engine.ts
-// and the modules it is made of: no I/O, no job), fed the bundle's records, closes and actions.
+// It is responsible for reading a bundle, the recomputation from it, the comparison. It trusts only
+// the bundle and the published report: the accounting is the pure engine of the method
+// (src/performance/engine.ts and the modules it is made of: no I/O, no job), fed the bundle's
+// records, closes and actions.
 import { closesStoredBefore, savesOfCloses, type ActionInput } from '../performance/actions.ts';
 import { historyVerdict, timeWeightedView, type ActivityInput } from '../performance/broker-history.ts';
 import { tradeDerivedActions, uncoveredForTimeWeighted } from '../performance/holding-actions.ts';

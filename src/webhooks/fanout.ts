@@ -9,7 +9,7 @@
 // agent's records come in chain order.
 import { monotonicFactory } from 'ulid';
 import type { StoredRecord } from '../domain/types.ts';
-import { sortKeyOf } from '../store/rows.ts';
+import { sortKeyOf } from '../core/chain.ts';
 import type { LeafOwner, NewMessage, WebhookEndpoint, WebhookEventType, WebhookSession } from './port.ts';
 import { EventBodies, recordEventType, type EventBody } from './events.ts';
 

@@ -1,6 +1,6 @@
 // The webhooks wing composed from the configuration: the master keyring of the vault (the same
 // key that seals broker credentials, loaded once), the endpoints use case the routes call, and
-// the deliverer the server runs beside the HTTP service until shutdown. On PostgreSQL every API
+// the deliverer run beside the HTTP service until shutdown (compose.ts starts and stops it). On PostgreSQL every API
 // node runs a deliverer; the advisory lock lets one of them deliver, and another takes over when
 // it dies.
 import type { WebhookConfig } from '../config.ts';
@@ -30,11 +30,12 @@ export function webhookEndpoints(input: { store: LedgerStore; config: WebhookCon
 
 export type DelivererTuning = { pollMs?: number; holdRetryMs?: number; stopGraceMs?: number; giveUpAfterMs?: number; resolve?: Resolve };
 
-export function startDeliverer(input: {
+/** The webhook deliverer, not yet started. */
+export function delivererJob(input: {
   store: LedgerStore; config: WebhookConfig; keyring: () => Promise<Keyring>; baseUrl: string; log: WebhookLog; tuning?: DelivererTuning;
 }): Deliverer {
   const { config, tuning = {} } = input;
-  const deliverer = new Deliverer({
+  return new Deliverer({
     webhooks: input.store.webhooks,
     fanOut: new FanOut(new EventBodies(input.baseUrl), () => new Date()),
     secretOf: (endpoint) => openSecret(input.keyring, endpoint),
@@ -48,6 +49,4 @@ export function startDeliverer(input: {
     onError: throttled((m) => input.log('error', m)),
     onTakeOver: () => input.log('info', 'webhooks: this node delivers webhooks'),
   });
-  deliverer.start();
-  return deliverer;
 }

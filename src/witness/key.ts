@@ -1,13 +1,13 @@
 // The witness's own Ed25519 key: `<data>/witness-key.pem` (PKCS#8 PEM, mode 0600), generated on
 // first start. Its name in cosignature lines is the witness name; its vkey is a cosignature/v1
-// (0x04) vkey. Owns: creating the key file once (link() so two starts cannot both create it) and
-// reading it back.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+// (0x04) vkey. Created once (runtime/key-file.ts) and read back.
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { link, open, readFile, stat, unlink } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeCosignerVkey } from '../core/cosignature.ts';
 import { isKeyName, type Ed25519Sign } from '../core/note.ts';
+import { createKeyFileOnce } from '../runtime/key-file.ts';
 
 export const WITNESS_KEY_FILE_NAME = 'witness-key.pem';
 
@@ -44,25 +44,12 @@ export async function loadWitnessKey(dataDir: string, name: string): Promise<Key
   const existing = await readKey(path, name);
   if (existing.ok) return { ok: true, value: { ...existing.value, path, created: false } };
   const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      await handle.writeFile(pem, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await link(temp, path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-      return { ok: false, error: `could not create the witness key file ${path} (${(e as NodeJS.ErrnoException).code ?? 'error'})` };
-    }
+  const written = await createKeyFileOnce(path, pem);
+  if (written === 'exists') {
     const other = await readKey(path, name);
     return other.ok ? { ok: true, value: { ...other.value, path, created: false } } : other;
-  } finally {
-    await unlink(temp).catch(() => undefined);
   }
+  if (written !== 'created') return { ok: false, error: `could not create the witness key file ${path} (${written.code})` };
   const key = witnessKeyFrom(createPrivateKey({ key: pem, format: 'pem' }), name);
   return key.ok ? { ok: true, value: { key: key.value, path, created: true, looseMode: false } } : key;
 }

@@ -2,7 +2,7 @@
 // docs/log-list-format.md): a `logs/v0` line, then per log `vkey <vkey>` (Ed25519 note key, 0x01)
 // and optionally `origin <origin|none>`, `bastion`, `qpd <n>`, `contact <text>`, each at most once
 // (the format names an order, its own example breaks it: any order is taken). Blank lines and `#`
-// comments are ignored. Owns: parsing it strictly into origin -> trusted keys.
+// comments are ignored. This file parses it strictly into origin -> trusted keys.
 import { parseDecimalCount, parseVkey, type Vkey } from '../core/note.ts';
 
 export type WitnessedLog = { origin: string; vkeys: Vkey[]; qpd: number | null; contact: string | null };

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { esploraHeaderSource } from '../../src/anchor/bitcoin-headers.ts';
 import { checkProofAnchor, runAnchorCheck } from '../../src/verify/anchor.ts';
 import { AnchorJob, type AnchorJobOptions } from '../../src/anchor/job.ts';
-import { toHex } from '../../src/anchor/ots.ts';
+import { toHex } from '../../src/method/ots/codec.ts';
 import type { StoredAnchor } from '../../src/anchor/port.ts';
 import type { LogKey } from '../../src/log/key.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';

@@ -27,7 +27,7 @@ import {
   type Op,
   type OpEdge,
   type Timestamp,
-} from '../../src/anchor/ots.ts';
+} from '../../src/method/ots/codec.ts';
 
 const VECTORS = new URL('../vectors/ots/', import.meta.url);
 const read = (name: string) => new Uint8Array(readFileSync(new URL(name, VECTORS)));

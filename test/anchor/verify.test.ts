@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { attestedMessages, parseDetachedFile, toHex, type DetachedTimestampFile } from '../../src/anchor/ots.ts';
-import { blockHash, meetsOwnTarget, parseBlockHeader, verifyBitcoinAttestation, verifyDetachedFile, type HeaderLookup } from '../../src/anchor/verify.ts';
+import { attestedMessages, parseDetachedFile, toHex, type DetachedTimestampFile } from '../../src/method/ots/codec.ts';
+import { blockHash, meetsOwnTarget, parseBlockHeader, verifyBitcoinAttestation, verifyDetachedFile, type HeaderLookup } from '../../src/method/ots/verify.ts';
 
 const VECTORS = new URL('../vectors/ots/', import.meta.url);
 const read = (name: string) => new Uint8Array(readFileSync(new URL(name, VECTORS)));

@@ -25,6 +25,8 @@ const FORBIDDEN: Forbidden[] = [
   { what: 'the site from the market wing', file: 'src/market/service.ts', imports: 'src/site/site.ts', rule: 'wing-imports-market' },
   { what: 'the anchoring job from the offline anchor check', file: 'src/verify/anchor.ts', imports: 'src/anchor/job.ts', rule: 'verifier-trusts-only-its-input' },
   { what: 'the store from a page of the site', file: 'src/site/pages/record.ts', imports: 'src/store/port.ts', rule: 'presentation-not-store' },
+  { what: 'the log integrator from the server', file: 'src/server.ts', imports: 'src/log/service.ts', rule: 'server-composes-no-job' },
+  { what: 'the market-data choice from the server', file: 'src/server.ts', imports: 'src/market/select.ts', rule: 'server-composes-no-job' },
 ];
 
 let scratch: string;
@@ -68,7 +70,7 @@ test('the unchanged tree passes the fences', async () => {
 
 for (const forbidden of FORBIDDEN) {
   test(`importing ${forbidden.what} fails the fences`, async () => {
-    const dir = copyOfTree(forbidden.rule + '-' + forbidden.file.replace(/\W/g, '_'));
+    const dir = copyOfTree(`${forbidden.rule}-${forbidden.file}-${forbidden.imports}`.replace(/\W/g, '_'));
     addImport(dir, forbidden.file, forbidden.imports);
     const found = await violations(dir, [forbidden.file]);
     const named = found.filter((v) => v.from === forbidden.file && v.to === forbidden.imports).map((v) => v.rule.name);

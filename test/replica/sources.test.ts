@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { ReadSources } from '../../src/ledger/public/sources.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { StoreUnavailable, type LedgerStore } from '../../src/store/port.ts';
-import { sortKeyOf } from '../../src/store/rows.ts';
+import { sortKeyOf } from '../../src/core/chain.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, testApp, type TestApp } from '../support/app.ts';
 import { postMany } from '../public/helpers.ts';

@@ -1,5 +1,5 @@
 // Alpaca Trading API v2 simulator (test fixture and demo aid; never imported by src/).
-// Owns: a local HTTP server (127.0.0.1) answering the read endpoints the ledger uses with the
+// It is a local HTTP server (127.0.0.1) answering the read endpoints the ledger uses with the
 // documented shapes, auth, paging and rate limits (brokers.md §1, §5), recording every request,
 // and playing scripted scenarios: a day of fills with partials, replacements, bracket legs and
 // equal timestamps at page edges; a 429 storm; a 5xx outage; a connection that loses authorisation.

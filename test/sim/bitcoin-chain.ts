@@ -1,11 +1,11 @@
-// A local stand-in for the Bitcoin chain, for the anchor simulators. Owns: mining blocks over given
+// A local stand-in for the Bitcoin chain, for the anchor simulators. It mines blocks over given
 // transactions (real 80-byte headers, real double-SHA-256 transaction merkle trees, regtest
-// difficulty so a nonce is found at once) and the OpenTimestamps ops from a txid to a block's
-// merkle root. Test fixture only: nothing under src/ imports it.
+// difficulty so a nonce is found at once) and gives the OpenTimestamps ops from a txid to a
+// block's merkle root. Test fixture only: nothing under src/ imports it.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { concatBytes, type Op } from '../../src/anchor/ots.ts';
-import { blockHash, meetsOwnTarget, parseBlockHeader } from '../../src/anchor/verify.ts';
+import { concatBytes, type Op } from '../../src/method/ots/codec.ts';
+import { blockHash, meetsOwnTarget, parseBlockHeader } from '../../src/method/ots/verify.ts';
 
 export type SimBlock = { height: number; hash: string; header: Uint8Array; txids: Uint8Array[] };
 

@@ -4,7 +4,7 @@
 
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toHex } from '../../src/anchor/ots.ts';
+import { toHex } from '../../src/method/ots/codec.ts';
 import type { SimChain } from './bitcoin-chain.ts';
 
 export type EsploraSim = { url: string; tamperHeaders: boolean; requests: string[]; close(): Promise<void> };

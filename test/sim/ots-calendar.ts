@@ -1,4 +1,4 @@
-// A local OpenTimestamps calendar (reference/tamper-evidence a.11) on 127.0.0.1, port 0. Owns:
+// A local OpenTimestamps calendar (reference/tamper-evidence a.11) on 127.0.0.1, port 0. It has
 // `POST /digest` answering as a real calendar does (append a nonce, SHA-256, prepend the 4-byte time,
 // append an 8-byte HMAC, PendingAttestation naming itself), `GET /timestamp/<hex>` (404 "Pending
 // confirmation in Bitcoin blockchain" until mined, then the path to a BitcoinBlockHeaderAttestation),
@@ -8,7 +8,7 @@
 import { createHmac, createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { concatBytes, parseHex, serializeTimestamp, timestampFromOps, toHex, type Op, type Timestamp } from '../../src/anchor/ots.ts';
+import { concatBytes, parseHex, serializeTimestamp, timestampFromOps, toHex, type Op, type Timestamp } from '../../src/method/ots/codec.ts';
 import { merklePathOps, opReturnTransaction, type SimBlock, type SimChain } from './bitcoin-chain.ts';
 
 /** oversize: 20 kB more than the answer, streamed without Content-Length; oversize_declared: the same with it */

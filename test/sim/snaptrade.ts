@@ -1,5 +1,5 @@
 // SnapTrade API simulator (test fixture and demo aid; never imported by src/).
-// Owns: a local HTTP server (127.0.0.1) that authenticates as SnapTrade does (clientId and
+// It is a local HTTP server (127.0.0.1) that authenticates as SnapTrade does (clientId and
 // timestamp in the query, HMAC `Signature` header over the raw path, raw query and body; userId /
 // userSecret for user-scoped calls), serves users, the connection portal, connections, accounts,
 // activities (offset paging, newest first, numbers as JSON numbers), orders, positions and

@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import type { LedgerApp } from '../../src/api/app.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { Deliverer } from '../../src/webhooks/deliverer.ts';
-import { startDeliverer, type DelivererTuning } from '../../src/webhooks/service.ts';
+import { delivererJob, type DelivererTuning } from '../../src/webhooks/service.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Keyring } from '../../src/vault/vault.ts';
 import { parseKeyring } from '../../src/vault/vault.ts';
@@ -118,11 +118,13 @@ export async function createEndpoint(t: LedgerApp, apiKey: string, url: string, 
 /** A deliverer on the store with short settings: retries from `retryBaseMs`, attempts cut at `timeoutMs`. */
 export function testDeliverer(store: LedgerStore, opts: { env?: Record<string, string>; tuning?: DelivererTuning; log?: string[] } = {}): Deliverer {
   const config = loadConfig({ ...WEBHOOK_ENV, LEDGER_WEBHOOKS_RETRY_BASE_MS: '50', LEDGER_WEBHOOKS_TIMEOUT_MS: '1000', ...opts.env });
-  return startDeliverer({
+  const deliverer = delivererJob({
     store, config: config.webhooks, keyring: testKeyring(), baseUrl: 'http://ledger.test/v1',
     log: (level, message) => opts.log?.push(`${level}: ${message}`),
     tuning: { pollMs: 10, holdRetryMs: 100, stopGraceMs: 200, ...opts.tuning },
   });
+  deliverer.start();
+  return deliverer;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10,7 +10,7 @@
 import { CANON, type RecordType } from '../../core/chain.ts';
 import type { Agent, AgentStatus, StoredRecord } from '../../domain/types.ts';
 import type { LedgerQuery, LedgerStore } from '../../store/port.ts';
-import { sortKeyOf } from '../../store/rows.ts';
+import { sortKeyOf } from '../../core/chain.ts';
 import { errors, fail, ok, type Result } from '../../domain/errors.ts';
 import { isRecordId } from '../ids.ts';
 import { isHandle } from '../../domain/handle.ts';

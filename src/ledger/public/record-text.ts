@@ -1,17 +1,8 @@
 // Records as JSON text, for bodies that carry many of them: the stored content is already
 // canon_v1 output, so it is embedded without parsing or re-serialising, and each record's chain
 // entry is written in canon_v1 form, the exact bytes its chain_hash covers.
-import { canonicalJson } from '../../core/canon.ts';
-import { chainEntry, type RecordType } from '../../core/chain.ts';
+import { entryText, type RecordType } from '../../core/chain.ts';
 import type { StoredRecord } from '../../domain/types.ts';
-
-/** canon_v1(chain entry) of a stored record: the exact text whose sha256 is its chain_hash. */
-export function entryText(r: StoredRecord): string {
-  return canonicalJson(chainEntry({
-    agent: r.agentHandle, seq: r.chainSeq, id: r.id, type: r.type, recordedAt: r.recordedAt,
-    contentHash: r.contentHash, prevHash: r.prevHash, signature: r.signature,
-  }));
-}
 
 export type RecordShape = {
   /** Include `content` (the canonical string). */

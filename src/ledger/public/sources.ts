@@ -17,7 +17,7 @@
 // left alone for a while: reads go to the primary meanwhile, and `onReplica` says so once each way.
 import type { Agent, ChainHead, StoredRecord } from '../../domain/types.ts';
 import { StoreUnavailable, type LedgerStore } from '../../store/port.ts';
-import { sortKeyOf } from '../../store/rows.ts';
+import { sortKeyOf } from '../../core/chain.ts';
 
 /** How long reads stay on the primary after the replica failed, before the replica is tried again. */
 export const REPLICA_RETRY_MS = 5_000;

@@ -6,11 +6,12 @@
 // wake-up of the serving thread that waits for a core when the machine is busy, so the append
 // takes 2 of them instead of about 10. A simple query takes no parameters: every value is
 // written into the script as a literal (`literal`), escaped, never a NUL.
-// Owns: the append's statements and their order.
+// It owns the append's statements and their order.
 import type pg from 'pg';
 import type { StoredRecord } from '../../domain/types.ts';
 import { agentValueKey, type AgentValue, type AppendFacts, type AppendQuestions, type AppendRows, type HeadFact } from '../port.ts';
-import { sortKeyOf, type Row } from '../rows.ts';
+import type { Row } from '../rows.ts';
+import { sortKeyOf } from '../../core/chain.ts';
 
 type Literal = string | number | null;
 

@@ -10,12 +10,12 @@ import type {
   Agent, AgentHead, AgentStatus, ApiKey, ChainHead, KeyHolder, RecordCounts, SigningKey, StoredRecord,
 } from '../../domain/types.ts';
 import {
-  type AppendFacts, type AppendPlan, type AppendQuestions, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges,
+  type AppendFacts, type AppendPlan, type AppendQuestions, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, type WingStores,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
-import { GENESIS_PREV_HASH } from '../../core/chain.ts';
+import { GENESIS_PREV_HASH, sortKeyOf } from '../../core/chain.ts';
 import {
-  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow,
   KEY_HOLDER_COLUMNS, RECORD_COLUMNS, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
@@ -25,23 +25,13 @@ import { PostgresLogStore } from './log.ts';
 import { LedgerPool } from './pool.ts';
 import { beginAppend, commitAppend } from './append.ts';
 import { PostgresAnchorStore } from './anchors.ts';
-import type { AnchorStore } from '../../anchor/port.ts';
-import type { CosignatureStore } from '../../log/port.ts';
 import { PostgresCosignatureStore } from './cosignatures.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
-import type { WebhookStore } from '../../webhooks/port.ts';
 import { PostgresVaultStore } from './vault.ts';
 import { PostgresBrokerStore } from './brokers.ts';
-import type { BrokerStore } from '../../brokers/port.ts';
-import type { VaultStore } from '../../vault/port.ts';
 import { PostgresDirectoryStore } from './directory.ts';
-import type { DirectoryStore } from '../../directory/port.ts';
 import { PostgresSiteStore } from './site.ts';
-import type { SiteStore } from '../../site/port.ts';
 import { PostgresMarketStore } from './market.ts';
-import type { MarketStore } from '../../market/port.ts';
-import type { PerformanceStore } from '../../performance/port.ts';
-import type { LogStore } from '../../log/port.ts';
 import { inPublicRead } from '../../runtime/read-scope.ts';
 
 export type PostgresOptions = {
@@ -115,6 +105,9 @@ function routedPool(store: { readonly pool: LedgerPool }): LedgerPool {
   });
 }
 
+/** The wings' stores: declared once (WingStores, store/port.ts), assigned in the constructor. */
+export interface PostgresStore extends WingStores {}
+
 export class PostgresStore implements LedgerStore {
   /** One batch at a time: batches serialise on the append lock anyway (appendLockKey). */
   readonly maxBatchesInFlight = 1;
@@ -124,16 +117,6 @@ export class PostgresStore implements LedgerStore {
   private readonly readPool: LedgerPool;
   readonly schema: string;
   private readonly timeouts: PostgresTimeouts;
-  readonly log: LogStore;
-  readonly anchors: AnchorStore;
-  readonly cosignatures: CosignatureStore;
-  readonly webhooks: WebhookStore;
-  readonly vault: VaultStore;
-  readonly brokers: BrokerStore;
-  readonly directory: DirectoryStore;
-  readonly site: SiteStore;
-  readonly market: MarketStore;
-  readonly performance: PerformanceStore;
 
   constructor(options: PostgresOptions) {
     this.schema = options.schema ?? 'public';
@@ -157,15 +140,21 @@ export class PostgresStore implements LedgerStore {
       pool.on('connect', (client) => client.on('error', () => undefined));
     }
     const routed = routedPool(this);
-    this.log = new PostgresLogStore(routed, { connectionString: options.connectionString, schema: this.schema });
-    this.anchors = new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema });
-    this.cosignatures = new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema });
-    this.webhooks = new PostgresWebhookStore(this);
-    this.vault = new PostgresVaultStore(this);
-    this.brokers = new PostgresBrokerStore(this);
-    this.directory = new PostgresDirectoryStore(this);
-    this.site = new PostgresSiteStore(this);
-    this.market = this.performance = new PostgresMarketStore(this);
+    // The market adapter keeps the performance wing's reports too.
+    const marketStore = new PostgresMarketStore(this);
+    const wings: WingStores = {
+      log: new PostgresLogStore(routed, { connectionString: options.connectionString, schema: this.schema }),
+      anchors: new PostgresAnchorStore(routed, { connectionString: options.connectionString, schema: this.schema }),
+      cosignatures: new PostgresCosignatureStore(routed, { connectionString: options.connectionString, schema: this.schema }),
+      webhooks: new PostgresWebhookStore(this),
+      vault: new PostgresVaultStore(this),
+      brokers: new PostgresBrokerStore(this),
+      directory: new PostgresDirectoryStore(this),
+      site: new PostgresSiteStore(this),
+      market: marketStore,
+      performance: marketStore,
+    };
+    Object.assign(this, wings);
   }
 
   /** The pool this call runs on: the read pool inside a public read, else the write pool. */

@@ -106,9 +106,10 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
 
   async pricedDecisions(agentId: string, afterSeq: number, throughSeq: number, limit: number): Promise<PricedDecision[]> {
     // The page as one JSON text: the driver makes a JavaScript string of each value it hands over
-    // (15 a row, 100,000 rows from scratch); SQLite's JSON and V8's parser do the same in half the
-    // time. The aggregate keeps the subquery's order in practice, not by contract (an ORDER BY in
-    // it sorts the page again, a quarter of the read): checked here, and sorted if ever not.
+    // (15 a row, 100,000 rows from scratch); SQLite's JSON and V8's parser do the same faster
+    // (bench/history/performance.md). The aggregate keeps the subquery's order in practice, not
+    // by contract (an ORDER BY in it would sort the page again, at a cost): checked here, and
+    // sorted if ever not.
     this.pricedRead ??= this.db.prepare(`SELECT json_group_array(json_array(${PRICED_DECISION_COLUMNS})) FROM (${pricedDecisionsSql(q)})`).pluck();
     const page = JSON.parse(this.pricedRead.get(agentId, afterSeq, throughSeq, limit) as string) as Array<[number, ...unknown[]]>;
     if (!page.every((row, i) => i === 0 || row[0] > (page[i - 1] as [number])[0])) page.sort((a, b) => a[0] - b[0]);

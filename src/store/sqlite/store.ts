@@ -10,12 +10,12 @@ import type {
 } from '../../domain/types.ts';
 import {
   agentValueKey, type AgentValue, type AppendFacts, type AppendPlan, type AppendQuestions, type AppendRows,
-  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable,
+  type HeadFact, type IdempotentResult, type LedgerQuery, type LedgerStore, type Page, type StoreGauges, StoreUnavailable, type WingStores,
 } from '../port.ts';
 import type { RecordType } from '../../core/chain.ts';
-import { GENESIS_PREV_HASH } from '../../core/chain.ts';
+import { GENESIS_PREV_HASH, sortKeyOf } from '../../core/chain.ts';
 import {
-  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow, sortKeyOf,
+  agentFromRow, apiKeyFromRow, idempotentFromRow, prefixedAgentFromRow, recordFromRow, signingKeyFromRow,
   INSERT_RECORD_SQLITE, KEY_HOLDER_COLUMNS, RECORD_COLUMNS, recordParams, type Row,
 } from '../rows.ts';
 import { COUNT_SUMS, recordCountsFromSums } from '../counts.ts';
@@ -23,23 +23,13 @@ import { agentHeadFromRow, boundedChainSql, ledgerSql } from '../public-rows.ts'
 import { SQLITE_MIGRATIONS } from './migrations.ts';
 import { SqliteLogStore } from './log.ts';
 import { SqliteAnchorStore } from './anchors.ts';
-import type { AnchorStore } from '../../anchor/port.ts';
-import type { CosignatureStore } from '../../log/port.ts';
 import { SqliteCosignatureStore } from './cosignatures.ts';
 import { SqliteWebhookStore } from './webhooks.ts';
-import type { WebhookStore } from '../../webhooks/port.ts';
 import { SqliteVaultStore } from './vault.ts';
 import { SqliteBrokerStore } from './brokers.ts';
-import type { BrokerStore } from '../../brokers/port.ts';
-import type { VaultStore } from '../../vault/port.ts';
 import { SqliteDirectoryStore } from './directory.ts';
-import type { DirectoryStore } from '../../directory/port.ts';
 import { SqliteSiteStore } from './site.ts';
-import type { SiteStore } from '../../site/port.ts';
 import { SqliteMarketStore } from './market.ts';
-import type { MarketStore } from '../../market/port.ts';
-import type { PerformanceStore } from '../../performance/port.ts';
-import type { LogStore } from '../../log/port.ts';
 import { WalSync } from './wal-sync.ts';
 import { Checkpointer, DEFAULT_CHECKPOINT_POLICY, type CheckpointPolicy } from './checkpointer.ts';
 
@@ -95,6 +85,9 @@ const KEY_HOLDER_CACHE_LIMIT = 10_000;
 /** A WAL that has grown past this is cut back to it when it starts over. */
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/** The wings' stores: declared once (WingStores, store/port.ts), assigned in the constructor. */
+export interface SqliteStore extends WingStores {}
+
 export class SqliteStore implements LedgerStore {
   /** Transactions run one after another on this connection; later batches may commit while earlier ones fsync. */
   readonly maxBatchesInFlight = 4;
@@ -104,16 +97,6 @@ export class SqliteStore implements LedgerStore {
   /** Null for an in-memory database, which has no WAL and nothing to make durable. */
   private readonly walSync: WalSync | null;
   readonly checkpointer: Checkpointer | null;
-  readonly log: LogStore;
-  readonly anchors: AnchorStore;
-  readonly cosignatures: CosignatureStore;
-  readonly webhooks: WebhookStore;
-  readonly vault: VaultStore;
-  readonly brokers: BrokerStore;
-  readonly directory: DirectoryStore;
-  readonly site: SiteStore;
-  readonly market: MarketStore;
-  readonly performance: PerformanceStore;
 
   /** `checkpoints` null: this connection never checkpoints the WAL (a read thread's; the serving thread's does). */
   constructor(readonly path: string, checkpoints: Partial<CheckpointPolicy> | null = DEFAULT_CHECKPOINT_POLICY) {
@@ -123,15 +106,21 @@ export class SqliteStore implements LedgerStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
-    this.log = new SqliteLogStore(this);
-    this.anchors = new SqliteAnchorStore(this.db);
-    this.cosignatures = new SqliteCosignatureStore(this.db);
-    this.webhooks = new SqliteWebhookStore(this);
-    this.vault = new SqliteVaultStore(this);
-    this.brokers = new SqliteBrokerStore(this);
-    this.directory = new SqliteDirectoryStore(this);
-    this.site = new SqliteSiteStore(this);
-    this.market = this.performance = new SqliteMarketStore(this);
+    // The market adapter keeps the performance wing's reports too.
+    const marketStore = new SqliteMarketStore(this);
+    const wings: WingStores = {
+      log: new SqliteLogStore(this),
+      anchors: new SqliteAnchorStore(this.db),
+      cosignatures: new SqliteCosignatureStore(this.db),
+      webhooks: new SqliteWebhookStore(this),
+      vault: new SqliteVaultStore(this),
+      brokers: new SqliteBrokerStore(this),
+      directory: new SqliteDirectoryStore(this),
+      site: new SqliteSiteStore(this),
+      market: marketStore,
+      performance: marketStore,
+    };
+    Object.assign(this, wings);
     if (path === ':memory:') {
       this.walSync = null;
       this.checkpointer = null;

@@ -1,8 +1,8 @@
 // OpenTimestamps `.ots` codec (log_v1 §5, reference/tamper-evidence a.12; python-opentimestamps is the
-// reference reader). Owns: the DetachedTimestampFile and Timestamp-tree model, a strict parser and a
-// serialiser that gives back the parsed bytes exactly, replaying ops to each attestation's message,
-// merging trees, and building a stamp file from calendar answers. No I/O: calendars live in
-// calendar.ts, block headers in bitcoin-headers.ts, verification against Bitcoin in verify.ts.
+// reference reader). It owns the DetachedTimestampFile and Timestamp-tree model, a strict parser
+// and a serialiser that gives back the parsed bytes exactly, replaying ops to each attestation's
+// message, merging trees, and building a stamp file from calendar answers. No I/O: calendars live
+// in calendar.ts, block headers in bitcoin-headers.ts, verification against Bitcoin in verify.ts.
 
 import { createHash } from 'node:crypto';
 

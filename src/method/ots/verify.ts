@@ -1,5 +1,5 @@
 // Verifying OpenTimestamps proofs against Bitcoin block headers (log_v1 §5 and §6 step 5,
-// reference/tamper-evidence a.13). Owns: reading an 80-byte header, checking that a
+// reference/tamper-evidence a.13). It is responsible for reading an 80-byte header, checking that a
 // BitcoinBlockHeaderAttestation's message is that header's merkle root, and walking a whole
 // `.ots` file to say which attestations are confirmed, pending, or wrong. Where headers come from is
 // injected (HeaderLookup), so an own node, a header chain or an Esplora server all fit.
@@ -12,7 +12,7 @@ import {
   type DetachedTimestampFile,
   type Op,
   type Result,
-} from './ots.ts';
+} from './codec.ts';
 
 export const HEADER_LENGTH = 80;
 
