@@ -112,6 +112,7 @@ export function recompute(b: Bundle, basis: BenchmarkReturn = 'total'): Publishe
 /** What of a published performance document is compared (every figure; caveats are text, restatement and events are compared as data). */
 type Published = {
   status: string; reason?: string; portfolio: Portfolio; method: string; basis?: string; through_seq: number; as_of: string | null; inception: string | null; start_value: string;
+  synthetic?: unknown;
   series: unknown[]; metrics: unknown; benchmark: unknown; hit_rate: unknown; records: unknown; notes: unknown; corporate_actions?: unknown; restatement?: unknown;
   holdings: { cash: string; receivable?: string; positions: Array<{ symbol: string }>; positions_total: number };
 };
@@ -204,6 +205,18 @@ async function* linesOf(res: Response): AsyncGenerator<string> {
 
 class Unverifiable extends Error {}
 
+/**
+ * Why the inputs are not the report's own, or null: a recomputation proves something only of the
+ * agent, portfolio and labels its inputs say, so those must be the report's (an inputs bundle of
+ * another agent, or one labelled real beside a synthetic report, would otherwise pass).
+ */
+function bindingProblem(handle: string, portfolio: Portfolio, h: InputsHeader, report: Published): string | null {
+  if (h.agent !== handle) return `the inputs are of agent ${JSON.stringify(h.agent)}, not ${JSON.stringify(handle)} whose report this is`;
+  if (h.portfolio !== portfolio) return `the inputs are of the ${JSON.stringify(h.portfolio)} portfolio, the report of ${JSON.stringify(portfolio)}`;
+  if (report.synthetic !== h.synthetic) return `the report says synthetic: ${JSON.stringify(report.synthetic)}, its inputs synthetic: ${JSON.stringify(h.synthetic)}`;
+  return null;
+}
+
 async function getJson(fetcher: typeof fetch, url: string): Promise<Published> {
   const res = await fetcher(url, { headers: { accept: 'application/json' } });
   if (res.status !== 200) throw new Unverifiable(`${url}: HTTP ${res.status}`);
@@ -242,6 +255,11 @@ export async function verifyPerformance(source: string, out: (line: string) => v
       if (h.through_seq !== report.through_seq || h.as_of !== report.as_of) report = await getJson(fetcher, `${api}?portfolio=${portfolio}`); // it moved on between the two reads
       if (h.through_seq !== report.through_seq || h.as_of !== report.as_of) {
         out(`FAIL performance ${portfolio}: the inputs are of the report through seq ${h.through_seq}, as of ${h.as_of}; the published one is through seq ${report.through_seq}, as of ${report.as_of}`);
+        return 1;
+      }
+      const unbound = bindingProblem(agent.handle, portfolio, h, report);
+      if (unbound !== null) {
+        out(`FAIL performance ${portfolio}: ${unbound}`);
         return 1;
       }
       out(`performance ${portfolio} of ${agent.handle}: ${h.method}, through seq ${h.through_seq}, as of ${h.as_of}; ${bundle.records.length} records, ${bundle.actions.length} corporate actions, ${bundle.end.closes} closes`);

@@ -127,6 +127,12 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
       return out.find((l) => l.startsWith('FAIL')) ?? '';
     };
 
+    it('fails on inputs that are not the report\'s: another agent\'s, or a synthetic label that contradicts the report', async () => {
+      const header = (l: Record<string, unknown>) => l.object === 'performance_inputs';
+      assert.match(await fails((l) => header(l) && Boolean(l.agent = 'another-agent')), /the inputs are of agent "another-agent", not "/);
+      assert.match(await fails((l) => header(l) && ((l.synthetic = !l.synthetic), true)), /the report says synthetic: (true|false), its inputs synthetic: (true|false)/);
+    });
+
     it('fails naming the figure when one close is altered', async () => {
       const symbol = doc.holdings.positions[0]!.symbol;
       const last = doc.series.at(-1)!.date;
