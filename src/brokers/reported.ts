@@ -2,7 +2,7 @@
 // refused", docs/executions.md). Broker data is recorded as the broker reported it, but a value the
 // decision API would refuse is refused here too (the row is skipped with a caveat naming it), and
 // one it would accept but that misleads where it is shown is recorded with a caveat, never silently.
-// Owns: those rules. Pure: the caller brings the clock and words the caveat.
+// It owns those rules. Pure: the caller brings the clock and words the caveat.
 import { normaliseDecimal } from '../core/decimal.ts';
 import { parseRfc3339 } from '../core/time.ts';
 

@@ -3,7 +3,7 @@
 // corporate actions. One partition, computed here and nowhere else: every market action of a
 // holding is either covered by one account event (and left to it) or not (and applied from the
 // market), so no split or dividend is applied twice and none is dropped.
-// Owns: what an account split or dividend event is (per method), the window that pairs it with a
+// It owns what an account split or dividend event is (per method), the window that pairs it with a
 // market action, and the account events as actions the trade-derived engine applies. Pure.
 
 import { effectiveDate, factKey, latestVersions, payDate, type ActionInput } from './actions.ts';
