@@ -11,6 +11,7 @@ import pg from 'pg';
 import { exportBody } from '../src/api/routes/public/bodies.ts';
 import { PublicReads } from '../src/ledger/public/reads.ts';
 import { observationReads } from '../src/market/service.ts';
+import { SyntheticMarketData } from '../src/market/synthetic.ts';
 import type { MarketStore, PendingPrice, PriceObservation } from '../src/market/port.ts';
 import { pendingSql } from '../src/store/market-rows.ts';
 import { openStore } from '../src/store/open.ts';
@@ -127,7 +128,7 @@ async function measureStore(kind: BenchDatabase['kind'], o: PricingBenchOptions)
 /** The whale's export streamed whole through PublicReads, without and with the observations, interleaved. */
 async function exportTimes(store: LedgerStore, handle: string): Promise<[Timing, Timing]> {
   const reads = new PublicReads(store, 'http://127.0.0.1/v1');
-  const annotations = observationReads(store).exportAnnotations();
+  const annotations = observationReads(store, new SyntheticMarketData('bench')).exportAnnotations();
   const drain = async (withObservations: boolean) => {
     const exported = await reads.export(handle, withObservations ? annotations : undefined);
     if (!exported.ok) throw new Error(exported.error.message);

@@ -98,9 +98,9 @@ export function compose(input: ComposeInput, replace: Replacements = {}): Compos
   const logReads = new LogReads(store.log, input.logVkey ?? null, config.baseUrl,
     input.witnessPolicy ? { policy: input.witnessPolicy, cosignatures: store.cosignatures } : null);
   const anchorReads = new AnchorReads(store.anchors, store.log, config.baseUrl);
-  const prices = observationReads(store);
   const seed = config.market.LEDGER_SYNTHETIC_SEED || DEFAULT_SYNTHETIC_SEED;
   const market = replace.market ?? configuredMarket(config);
+  const prices = observationReads(store, market);
   const performance = replace.performance ?? performanceOf(store, { provider: market, seed, benchmark: config.performance.benchmark, clock });
   const directory = new Directory(store, config.baseUrl, () => clock.now().getTime());
   const directoryJob = new DirectoryJob({

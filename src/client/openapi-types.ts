@@ -242,7 +242,7 @@ export interface paths {
          *
          *     Then one line per record, ascending by seq from 1 to head.seq: `{"entry":{...canon_v1 chain entry...},"chain_hash":"...","content":"<canon_v1 content string>"}`.
          *
-         *     A decision line whose price at receipt was observed also carries `price_observation` (the PriceObservation schema, as on `/v1/proof`); without it, none was observed yet. It is not hashed. The header's `price_observations` counts the exported records that had one when the export started (lines may carry a few more observed meanwhile).
+         *     A decision line whose price at receipt was observed also carries `price_observation` (the PriceObservation schema, as on `/v1/proof`); without it, none was observed yet. The `not_configured` answer of a node without a market-data provider is on the proof only. It is not hashed. The header's `price_observations` counts the exported records that had one when the export started (lines may carry a few more observed meanwhile).
          *
          *     The export stops at the head read when it started; records recorded meanwhile are in the next export.
          *
@@ -1805,13 +1805,13 @@ export interface operations {
                             /** @description The .ots file, base64. */
                             ots: string;
                         } | null;
-                        /** @description A decision's price at receipt (rule 6); null for an execution and for a decision not observed yet (the pricing job runs after the record; with no market data configured, never). */
+                        /** @description A decision's price at receipt (rule 6); null for an execution and for a decision not observed yet (the pricing job runs after the record). With no market-data provider configured, a decision not observed is `unpriced` with reason `not_configured: …`, and its proof is settled once the record is in the global log. */
                         price_observation: {
                             /** @description The decision priced. */
                             record_id: string;
                             /** @description The decision's symbol, as recorded. */
                             symbol: string;
-                            /** @description priced: the provider had a trade at or before asked_at. unpriced: it answered for good that it has none (reason says why). */
+                            /** @description priced: the provider had a trade at or before asked_at. unpriced: it answered for good that it has none, or the service has no market-data provider (reason says why). */
                             status: "priced" | "unpriced";
                             /**
                              * Format: date-time
@@ -1826,19 +1826,16 @@ export interface operations {
                             age_ms: number | null;
                             /** @description true when age_ms is over 15 minutes (900000 ms): the market was closed, the symbol halted or the feed thin. */
                             stale: boolean | null;
-                            /** @description Why there is no price (`unknown_symbol: …`, `no_price: …`, `not_priced: …`); null when priced. */
+                            /** @description Why there is no price (`unknown_symbol: …`, `no_price: …`, `not_priced: …`, or `not_configured: …` when the service has no market-data provider: not stored, a provider configured later prices the decision); null when priced. */
                             reason: string | null;
-                            /** @description `alpaca` (Alpaca Market Data v2) or `synthetic` (a seeded model, not market data). */
+                            /** @description `alpaca` (Alpaca Market Data v2), `synthetic` (a seeded model, not market data) or `none` (no provider: `not_configured`). */
                             source: string;
                             /** @description The provider's feed for stocks (Alpaca: iex, sip, …); null for crypto and when unpriced. */
                             feed: string | null;
                             /** @description true when the price comes from the synthetic model: never a market price. */
                             synthetic: boolean;
-                            /**
-                             * Format: date-time
-                             * @description When the service got the answer: after the record, later when the provider was failing.
-                             */
-                            observed_at: string;
+                            /** @description When the service got the answer: after the record, later when the provider was failing; null for `not_configured` (no provider was asked). */
+                            observed_at: string | null;
                         } | null;
                         links: {
                             /** Format: uri */

@@ -3,15 +3,17 @@
 // the proof's `price_observation` and what the export adds (a `price_observation` member on each
 // decision line that has one, and their count in its header). None of it is hashed: records, chain entries and
 // their bytes are untouched. Reads only the store, so a public read never waits on the provider.
+// With provider `none` a decision's proof says it is unpriced (`not_configured`), made here from
+// the composed provider (never stored), so a read thread answers it as the serving thread does.
 import type { StoredRecord } from '../domain/types.ts';
 import type { ExportAnnotations } from '../ledger/public/reads.ts';
-import type { MarketStore, PriceObservation } from './port.ts';
+import type { MarketData, MarketStore, PriceObservation } from './port.ts';
 
 /** One observation as published: flat, every member present (null where it does not apply). */
 export type ObservationView = {
   record_id: string;
   symbol: string;
-  /** priced: the provider had a trade at or before asked_at; unpriced: it answered for good that it has none. */
+  /** priced: the provider had a trade at or before asked_at; unpriced: it answered for good that it has none, or there is no provider. */
   status: 'priced' | 'unpriced';
   /** The decision's recorded_at: the instant priced. */
   asked_at: string;
@@ -26,8 +28,8 @@ export type ObservationView = {
   source: string;
   feed: string | null;
   synthetic: boolean;
-  /** When the service got the answer (after the record; later when the provider was failing). */
-  observed_at: string;
+  /** When the service got the answer (after the record; later when the provider was failing); null when no provider was asked (`not_configured`). */
+  observed_at: string | null;
 };
 
 /** The member both the proof and the export lines carry. */
@@ -52,21 +54,53 @@ export function observationView(o: PriceObservation): ObservationView {
   };
 }
 
+/** The reason code of a decision unpriced because the node has no market-data provider. */
+export const NOT_CONFIGURED = 'not_configured';
+
 export class ObservationReads {
-  constructor(private readonly market: MarketStore) {}
+  /** `provider`: the node's configured one; with `none`, no decision waits for a price. */
+  constructor(private readonly market: MarketStore, private readonly provider: Pick<MarketData, 'source' | 'description'>) {}
 
   /**
-   * The proof's section: `price_observation` is the decision's observation, or null (an execution,
-   * or a decision not observed yet). `settled` is false while a decision still waits for one.
+   * The proof's section: `price_observation` is the decision's observation, the `not_configured`
+   * answer when the node has no provider, or null (an execution, or a decision not observed yet).
+   * `settled` is false while a decision still waits for one.
    */
-  async proofSection(recordId: string): Promise<{ section: { price_observation: ObservationView | null }; settled: boolean }> {
-    const found = await this.market.observationOf(recordId);
-    return { section: { price_observation: found ? observationView(found) : null }, settled: found !== null || !recordId.startsWith('dec_') };
+  async proofSection(record: StoredRecord): Promise<{ section: { price_observation: ObservationView | null }; settled: boolean }> {
+    if (record.type !== 'decision') return { section: { price_observation: null }, settled: true };
+    const found = await this.market.observationOf(record.id);
+    const view = found ? observationView(found) : this.notConfigured(record);
+    return { section: { price_observation: view }, settled: view !== null };
+  }
+
+  /**
+   * What a decision not observed says on a node without a provider: unpriced, and why. It is not
+   * stored: a provider configured later prices the decision at its recorded_at (docs/pricing.md).
+   */
+  private notConfigured(record: StoredRecord): ObservationView | null {
+    if (this.provider.source !== 'none' || record.symbol === null) return null;
+    return {
+      record_id: record.id,
+      symbol: record.symbol,
+      status: 'unpriced',
+      asked_at: record.recordedAt,
+      price: null,
+      provider_time: null,
+      age_ms: null,
+      stale: null,
+      reason: `${NOT_CONFIGURED}: ${this.provider.description}`,
+      source: 'none',
+      feed: null,
+      synthetic: false,
+      observed_at: null,
+    };
   }
 
   /**
    * What the export adds: the header's count of observed records, and the observation of each
    * decision line that has one (a line without one is exactly as before: nothing observed yet).
+   * Never the `not_configured` answer: the export's ETag is taken over its header alone, so lines
+   * that followed the node's configuration could change under an unchanged tag.
    */
   exportAnnotations(): ExportAnnotations {
     const market = this.market;

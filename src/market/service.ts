@@ -24,7 +24,7 @@ export function pricingService(
   return new PricingJob({ ...tuning, market, store: store.market, onNotice, demo });
 }
 
-/** The public reads of the observations (proof and export), over the store's market tables. */
-export function observationReads(store: LedgerStore): ObservationReads {
-  return new ObservationReads(store.market);
+/** The public reads of the observations (proof and export), over the store's market tables and the node's provider. */
+export function observationReads(store: LedgerStore, market: MarketData): ObservationReads {
+  return new ObservationReads(store.market, market);
 }

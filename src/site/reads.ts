@@ -133,9 +133,9 @@ export class SiteReads {
   /** `/records/<id>`: the proof bundle (as /v1/proof serves it), the chain neighbours, and the links. */
   async record(id: string) {
     if (!isRecordId(id)) return fail(errors.notFound(`no record ${id}`, 'record_id'));
-    const proof = await this.deps.reads.proof(id, async (rid) => {
+    const proof = await this.deps.reads.proof(id, async (record) => {
       // The sections /v1/proof adds, as it adds them.
-      const [section, anchor, price] = await Promise.all([this.deps.log.proofSection(rid), this.deps.anchors.proofSection(rid), this.deps.prices.proofSection(rid)]);
+      const [section, anchor, price] = await Promise.all([this.deps.log.proofSection(record.id), this.deps.anchors.proofSection(record.id), this.deps.prices.proofSection(record)]);
       return { ...section, ...anchor, ...price.section };
     });
     if (!proof.ok) return proof;

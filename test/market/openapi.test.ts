@@ -30,6 +30,9 @@ test('the proof documents price_observation: the observation or null, every memb
   ]);
   assert.deepEqual([...observation.required!].sort(), Object.keys(observation.properties!).sort(), 'every member is always present (null where it does not apply)');
   assert.match(String(observation.properties!.stale!.description), /15 minutes/);
+  assert.match(String(observation.properties!.reason!.description), /not_configured: /);
+  assert.match(String(observation.properties!.source!.description), /`none`/);
+  assert.ok(observation.properties!.observed_at!.anyOf!.some((s) => s.type === 'null'), 'observed_at is null for not_configured');
   assert.ok(member.anyOf!.some((s) => s.type === 'null'));
 });
 

@@ -58,7 +58,14 @@ await forEachStore('pricing at receipt', (kind) => {
     });
     store = await kind.open();
     market = store.market;
-    t = await testApp(store, { clock: { now: () => new Date(clock++) }, env: { LEDGER_WRITE_LIMIT_PER_MIN: '100000', LEDGER_READ_LIMIT_PER_MIN: '100000' } });
+    // A node configured with the provider (its jobs are the tests' own): a decision not priced yet waits for it.
+    t = await testApp(store, {
+      clock: { now: () => new Date(clock++) },
+      env: {
+        LEDGER_WRITE_LIMIT_PER_MIN: '100000', LEDGER_READ_LIMIT_PER_MIN: '100000',
+        LEDGER_ALPACA_DATA_KEY_ID: KEY.keyId, LEDGER_ALPACA_DATA_SECRET: KEY.secret, LEDGER_ALPACA_DATA_URL: sim.url,
+      },
+    });
   });
   after(async () => {
     await t?.close();
@@ -274,7 +281,7 @@ await forEachStore('pricing at receipt', (kind) => {
     assert.equal(o.provider_time, direct.value.provider_time);
   });
 
-  test('provider none: the job does not run, nothing is priced, and the status says why', async () => {
+  test('provider none: the job does not run, nothing is priced, and the status and the proof say why', async () => {
     const none = selectMarketData({});
     assert.ok(none.ok);
     assert.equal(none.market.source, 'none');
@@ -285,7 +292,10 @@ await forEachStore('pricing at receipt', (kind) => {
       const a = await t.agent();
       const d = await decide(a.secret, { symbol: 'AAPL', action: 'BUY' });
       await new Promise((r) => setTimeout(r, 50));
-      assert.equal((await proof(d.id)).body.price_observation, null);
+      assert.equal(await market.observationOf(d.id), null, 'nothing stored');
+      const unpriced = (await app.app.inject({ url: `/v1/proof/${d.id}` })).json() as Proof;
+      assert.equal(unpriced.price_observation?.status, 'unpriced');
+      assert.match(String(unpriced.price_observation?.reason), /^not_configured: no market data: LEDGER_ALPACA_DATA_KEY_ID and LEDGER_ALPACA_DATA_SECRET are not set/);
       const ready = (await app.app.inject({ url: '/readyz' })).json() as { pricing: PricingStatus };
       assert.equal(ready.pricing.state, 'off');
       assert.equal(ready.pricing.source, 'none');
@@ -294,6 +304,8 @@ await forEachStore('pricing at receipt', (kind) => {
       assert.ok((await market.pendingPrices('alpaca', 100)).some((p) => p.recordId === d.id));
       await drain(job());
       assert.equal((await market.observationOf(d.id))?.status, 'priced');
+      const priced = (await app.app.inject({ url: `/v1/proof/${d.id}` })).json() as Proof;
+      assert.equal(priced.price_observation?.status, 'priced', 'the stored observation replaces the not_configured answer');
     } finally {
       await pricing.stop();
       await app.close();

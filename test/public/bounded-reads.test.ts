@@ -14,6 +14,7 @@ import { sha256Hex } from '../../src/core/sha256.ts';
 import { chainPageBody, exportBody, exportLine, ledgerPageBody } from '../../src/api/routes/public/bodies.ts';
 import { EXPORT_PAGE_BYTES, PAGE_CHAR_BUDGET, PublicReads } from '../../src/ledger/public/reads.ts';
 import { ObservationReads } from '../../src/market/observations.ts';
+import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import type { StoredRecord } from '../../src/domain/types.ts';
 import { forEachStore } from '../support/stores.ts';
@@ -116,7 +117,7 @@ await forEachStore('public reads bounded in size', (kind) => {
         };
       },
     });
-    const annotations = new ObservationReads(store.market).exportAnnotations();
+    const annotations = new ObservationReads(store.market, new SyntheticMarketData('bounded-reads')).exportAnnotations();
     const read = await new PublicReads(counted, 'http://ledger.test').export(handle, annotations);
     assert.ok(read.ok);
     const exported = exportBody(read.value);

@@ -273,11 +273,11 @@ export class PublicReads {
   // GET /v1/proof/{record_id}
 
   /** `sections` adds the proofs other wings hold (the global log's inclusion_proof) to a found record's bundle. */
-  proof(recordId: string, sections: (id: string) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<Proof>> {
+  proof(recordId: string, sections: (record: StoredRecord) => Promise<Record<string, unknown>> = async () => ({})): Promise<Result<Proof>> {
     return this.sources.read((store) => this.proofOn(store, recordId, sections));
   }
 
-  private async proofOn(replicaOrPrimary: LedgerStore, recordId: string, sections: (id: string) => Promise<Record<string, unknown>>): Promise<Result<Proof>> {
+  private async proofOn(replicaOrPrimary: LedgerStore, recordId: string, sections: (record: StoredRecord) => Promise<Record<string, unknown>>): Promise<Result<Proof>> {
     const found = isRecordId(recordId) ? await this.sources.record(replicaOrPrimary, recordId) : null;
     if (!found) return fail(errors.notFound(`no record ${recordId}`, 'record_id'));
     const { value: record, store } = found;
@@ -285,7 +285,7 @@ export class PublicReads {
       store.findAgentById(record.agentId),
       store.chainHead(record.agentId),
       record.signature ? store.findSigningKey(record.agentId, record.signature.key_id) : Promise.resolve(null),
-      sections(record.id),
+      sections(record),
     ]);
     const document: ProofDocument = {
       object: 'proof',

@@ -21,8 +21,8 @@ export async function proofRoutes(app: App, options: PublicRouteOptions): Promis
     },
   }, async function getProof(request, reply) {
     let settled = true;
-    const proof = await options.reads.proof(request.params.record_id, async (id) => {
-      const [section, anchor, price] = await Promise.all([options.log.proofSection(id), options.anchors.proofSection(id), options.prices.proofSection(id)]);
+    const proof = await options.reads.proof(request.params.record_id, async (record) => {
+      const [section, anchor, price] = await Promise.all([options.log.proofSection(record.id), options.anchors.proofSection(record.id), options.prices.proofSection(record)]);
       settled = section.inclusion_proof !== null && price.settled;
       return { ...section, ...anchor, ...price.section };
     });

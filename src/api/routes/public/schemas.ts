@@ -229,7 +229,7 @@ export const ProofResponse = Type.Object({
     ots: Type.String({ description: 'The .ots file, base64.' }),
   })], { description: 'The Bitcoin anchor of the smallest anchored checkpoint covering the record (a confirmed one when there is one); null until one is. Check it with `ledger verify <file>.ots`.' })),
   price_observation: Type.Union([PriceObservationView, Type.Null()], {
-    description: 'A decision\'s price at receipt (rule 6); null for an execution and for a decision not observed yet (the pricing job runs after the record; with no market data configured, never).',
+    description: 'A decision\'s price at receipt (rule 6); null for an execution and for a decision not observed yet (the pricing job runs after the record). With no market-data provider configured, a decision not observed is `unpriced` with reason `not_configured: …`, and its proof is settled once the record is in the global log.',
   }),
   links: Type.Object({ self: Type.String({ format: 'uri' }), chain_from_here: Type.String({ format: 'uri' }), export: Type.String({ format: 'uri' }) }),
   record: RecordView,
@@ -322,7 +322,7 @@ export const EXPORT_DESCRIPTION = [
   'The complete export of one agent\'s records, for mirroring: NDJSON (`application/x-ndjson`), streamed.',
   'Line 1 is the header: `{"object":"export","format":"ledger-export-ndjson-v1","canonicalisation":"canon_v1","algorithm":"sha256","agent":{...},"keys":[...],"head":{"seq","chain_hash","recorded_at"},"records":N,"chain_url":...}`.',
   'Then one line per record, ascending by seq from 1 to head.seq: `{"entry":{...canon_v1 chain entry...},"chain_hash":"...","content":"<canon_v1 content string>"}`.',
-  'A decision line whose price at receipt was observed also carries `price_observation` (the PriceObservation schema, as on `/v1/proof`); without it, none was observed yet. It is not hashed. The header\'s `price_observations` counts the exported records that had one when the export started (lines may carry a few more observed meanwhile).',
+  'A decision line whose price at receipt was observed also carries `price_observation` (the PriceObservation schema, as on `/v1/proof`); without it, none was observed yet. The `not_configured` answer of a node without a market-data provider is on the proof only. It is not hashed. The header\'s `price_observations` counts the exported records that had one when the export started (lines may carry a few more observed meanwhile).',
   'The export stops at the head read when it started; records recorded meanwhile are in the next export.',
   'Check it with `ledger verify <file>`: every line\'s hashes, the links, and that the last line is the header\'s head.',
 ].join('\n\n');
