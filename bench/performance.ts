@@ -29,7 +29,7 @@ import { signatureChecker } from '../dist/ledger/signing.js';
 import type { Clock } from '../dist/domain/clock.js';
 import { SyntheticMarketData } from '../dist/market/synthetic.js';
 import { readDecisions } from '../dist/performance/inputs.js';
-import type { ActionInput } from '../dist/performance/actions.js';
+import type { ActionInput } from '../dist/method/perf/actions.js';
 import { PerformanceService } from '../dist/performance/service.js';
 import type { MarketStore, PriceObservation } from '../dist/market/port.js';
 import type { PerformanceStore } from '../dist/performance/port.js';

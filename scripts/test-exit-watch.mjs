@@ -34,10 +34,20 @@ if (workerThreads.isMainThread && process.env.NODE_TEST_CONTEXT && /\.test\.[cm]
 
 async function watchExit() {
   recordCreationSites();
-  const afterHooks = countRunningAfterHooks();
-  const { after } = await import('node:test');
-  // The root's first after hook: it runs once every test of the file has finished, before the
-  // file's own root-level after hooks (counted by afterHooks: the grace starts when they are done).
+  const afterHooks = countRunningHooks();
+  const { after, afterEach, beforeEach } = await import('node:test');
+  // Each test counts as running too: a file that awaits between its tests (a service check before
+  // a suite) gets tests and hooks registered after the root's after hook has run, and they run later.
+  beforeEach(() => {
+    afterHooks.running++;
+  });
+  afterEach(() => {
+    afterHooks.running--;
+    afterHooks.endedAt = Date.now();
+  });
+  // The root's first after hook: it runs once every test registered so far has finished, before
+  // the file's own root-level after hooks (counted by afterHooks: the grace starts when they, and
+  // any test or hook that runs later, are done).
   after(() => {
     afterHooks.endedAt = Date.now();
     const check = () => {
@@ -129,20 +139,21 @@ function recordOn(proto, method) {
 }
 
 /**
- * node:test's `after`, wrapped so that the hooks running now are counted, the last one's end noted,
- * and each bounded (a test file's named import sees the wrapper: syncBuiltinESMExports). The bound
- * is kept here rather than left to node's hook timeout, which fails the hook but cannot end its
- * promise: the count would never come down. A hook taking a `done` callback gets node's timeout.
+ * node:test's `after` and `before`, wrapped so that the hooks running now are counted, the last
+ * one's end noted, and each after hook bounded (a test file's named import sees the wrappers:
+ * syncBuiltinESMExports). The bound is kept here rather than left to node's hook timeout, which
+ * fails the hook but cannot end its promise: the count would never come down. A hook taking a
+ * `done` callback gets node's timeout. A before hook (a fixture built) is bounded by the file's own.
  */
-function countRunningAfterHooks() {
+function countRunningHooks() {
   const afterHooks = { running: 0, endedAt: 0 };
   const nodeTest = createRequire(import.meta.url)('node:test');
-  const { after } = nodeTest;
+  const { after, before } = nodeTest;
   const counted = (fn, timeoutMs) => async function countedHook(context) {
     afterHooks.running++;
     let timer;
     const bound = new Promise((_, reject) => {
-      timer = timers.setTimeout(() => reject(new Error(`this after hook did not end within ${timeoutMs} ms`)), timeoutMs);
+      if (timeoutMs !== null) timer = timers.setTimeout(() => reject(new Error(`this after hook did not end within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
       return await Promise.race([fn.call(this, context), bound]);
@@ -157,6 +168,7 @@ function countRunningAfterHooks() {
     if (typeof fn !== 'function' || fn.length > 1) return after(fn, { ...options, timeout });
     return after(counted(fn, timeout), options);
   };
+  nodeTest.before = (fn, options = {}) => (typeof fn !== 'function' || fn.length > 1 ? before(fn, options) : before(counted(fn, null), options));
   syncBuiltinESMExports();
   return afterHooks;
 }

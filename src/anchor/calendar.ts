@@ -5,7 +5,7 @@
 // naming the calendar and what went wrong.
 
 import { randomBytes } from 'node:crypto';
-import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from './http.ts';
+import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from '../runtime/bounded-http.ts';
 import {
   buildDetachedFile,
   mergeAt,

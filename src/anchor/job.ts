@@ -9,7 +9,7 @@ import { JobLoop } from '../runtime/job-loop.ts';
 import type { AnchorSession, AnchorStore, StoredAnchor } from './port.ts';
 import type { LogReader } from '../log/port.ts';
 import { DEFAULT_CALENDAR_WHITELIST, stampDigest, upgradeFile, type CalendarError } from './calendar.ts';
-import type { HttpOptions } from './http.ts';
+import type { HttpOptions } from '../runtime/bounded-http.ts';
 import { parseDetachedFile, serializeDetachedFile } from '../method/ots/codec.ts';
 import { verifyDetachedFile, type HeaderLookup } from '../method/ots/verify.ts';
 

@@ -3,7 +3,7 @@
 // of them anchor at a time.
 import type { AnchorConfig } from '../config.ts';
 import type { LedgerStore } from '../store/port.ts';
-import { esploraHeaderSource } from './bitcoin-headers.ts';
+import { esploraHeaderSource } from '../verify/bitcoin-headers.ts';
 import { AnchorJob } from './job.ts';
 
 /** The anchoring job, not yet started. */

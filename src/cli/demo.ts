@@ -1,4 +1,4 @@
-// `ledger demo`: demo agents with a year of decisions on synthetic prices (src/performance/demo.ts
+// `ledger demo`: demo agents with a year of decisions on synthetic prices (src/cli/demo-agents.ts
 // says what they are and how they are recorded), on the configured database, with or without the
 // service running.
 import type { Command } from 'commander';
@@ -19,7 +19,7 @@ export function registerDemoCommand(program: Command): void {
       if (!/^[a-z0-9][a-z0-9_-]{0,20}$/.test(opts.prefix)) throw new Error('--prefix must be 1 to 21 characters: a-z, 0-9, _ or -, starting with a letter or digit');
       const config = loadConfig({ ...process.env, ...(opts.database ? { LEDGER_DATABASE_URL: opts.database } : {}) });
       const [{ DEFAULT_SYNTHETIC_SEED }, { SyntheticMarketData }, { createDemo }, { openStore }] = await Promise.all([
-        import('../market/select.ts'), import('../market/synthetic.ts'), import('../performance/demo.ts'), import('../store/open.ts'),
+        import('../market/select.ts'), import('../market/synthetic.ts'), import('./demo-agents.ts'), import('../store/open.ts'),
       ]);
       const store = openStore(config.databaseUrl);
       try {

@@ -6,8 +6,8 @@
 // small curve. Pure: the job (job.ts) gathers the facts and writes the row.
 import type { Agent } from '../domain/types.ts';
 import { LEVEL_SHARE_PERCENT, UNRANKED_KEY, type BoardSort, type Headline } from './port.ts';
-import { MIN_RETURNS_RISK } from '../performance/metrics.ts';
-import type { PublishedReport } from '../performance/engine.ts';
+import { MIN_RETURNS_RISK } from '../method/perf/metrics.ts';
+import type { PublishedReport } from '../method/perf/engine.ts';
 
 /** No figure ranks before this many days of history (first record to the report's last valued day). */
 export const MIN_RANK_DAYS = 90;

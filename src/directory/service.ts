@@ -14,7 +14,7 @@ import {
 import type { LedgerStore } from '../store/port.ts';
 
 export { BOARD_SORTS, type BoardSort };
-import { MIN_RETURNS_RISK } from '../performance/metrics.ts';
+import { MIN_RETURNS_RISK } from '../method/perf/metrics.ts';
 import { CURSOR_TTL_MS, MIN_RANK_DAYS, RANKED_SORTS, shareOf, unrankedReason, verificationOf, type Figures, type Verification } from './rules.ts';
 
 export const DEFAULT_SORT: BoardSort = 'excess_return';

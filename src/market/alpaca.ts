@@ -17,7 +17,7 @@ import { normaliseDecimal } from '../core/decimal.ts';
 import { readJson } from '../core/json.ts';
 import { parseRfc3339 } from '../core/time.ts';
 import { bodyText, boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
-import { DAY_MS, dateOfDay, dayNumber, newYorkDay } from './calendar.ts';
+import { DAY_MS, dateOfDay, dayNumber, newYorkDay } from '../method/perf/calendar.ts';
 import { ACTIONS_WINDOW_DAYS, inRange, parseActionsPage } from './corporate-actions.ts';
 import {
   checkActionsRequest,

@@ -7,7 +7,7 @@
 // hour when it touches the last three days, whose bars may still come), so a weekend, a holiday
 // or a symbol that did not trade yet costs one call, not one per read.
 
-import { dateOfDay, dayNumber } from './calendar.ts';
+import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
 import type { MarketData, MarketResult, MarketStore, PriceSource, StoredClose } from './port.ts';
 
 /** No market closes for longer than this (the longest US closure since 1900 was 4 trading days). */

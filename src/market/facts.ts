@@ -7,7 +7,7 @@
 // over the list, a new pass every `everyMs` (a provider's correction of an old action is found by
 // the next pass). A failure ends the step; it is retried with backoff (the provider's Retry-After
 // when it gave one) and said once when it starts and once when it ends. Never on the write path.
-import { dateOfDay, dayNumber } from './calendar.ts';
+import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
 import { DailyCloses } from './closes.ts';
 import { assetKindOf, type MarketData, type MarketError, type MarketStore, type PricedSymbol, type PriceSource } from './port.ts';
 

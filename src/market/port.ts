@@ -10,6 +10,10 @@
 // the symbol forms (stocks `AAPL`, crypto `BTC/USD`), the staleness rule, the shape of a
 // corporate action (corporate-actions.ts reads Alpaca's), and the stored market facts.
 
+import type { ChainInput, CorporateActionFacts, DecisionTerms, ObservedPrice, PriceSource } from '../method/perf/values.ts';
+
+export type { ChainInput, CorporateActionFacts, DecisionTerms, ObservedPrice, PriceSource };
+
 export type Source = 'alpaca' | 'synthetic' | 'none';
 export type AssetKind = 'stock' | 'crypto';
 
@@ -152,7 +156,6 @@ export function checkBarsRequest(symbol: string, from: string, to: string): Mark
 
 // The storage port.
 
-export type PriceSource = 'alpaca' | 'synthetic';
 
 /** The price at a decision's receipt, or why there is none. Written once per decision, never changed. */
 export type PriceObservation = {
@@ -198,33 +201,7 @@ export type PendingPrice = { recordId: string; agentId: string; chainSeq: number
  */
 export type PricingHold = { readonly lost: boolean; release(): Promise<void> };
 
-/**
- * One record of an agent's chain as the performance wing reads it: only what the accounting needs
- * (the content document, not the hashes or the signature), with the decision's observation beside
- * it (null for an execution, and for a decision not observed yet).
- */
-export type ChainInput = {
-  chainSeq: number;
-  id: string;
-  type: string;
-  recordedAt: string;
-  symbol: string | null;
-  content: string;
-  observation: ObservedPrice | null;
-};
 
-/**
- * What the accounting reads of a decision's content document: each term as text, or null when it
- * is absent or not a JSON string (symbol falls back to the record's symbol column, then "").
- */
-export type DecisionTerms = {
-  symbol: string;
-  action: string | null;
-  targetAllocationPct: string | null;
-  quantity: string | null;
-  notional: string | null;
-  timeHorizon: string | null;
-};
 
 /**
  * One record of an agent's chain as a page of decision outcomes reads it, without its content: a
@@ -246,11 +223,6 @@ export type ChainTerms = {
 /** An observed decision as the priced_decisions projection keeps it: its terms and its observation. */
 export type PricedDecision = { chainSeq: number; id: string; recordedAt: string; terms: DecisionTerms; observation: ObservedPrice };
 
-/** What the accounting reads of an observation. */
-export type ObservedPrice = { source: PriceSource; feed: string | null; synthetic: boolean } & (
-  | { status: 'priced'; price: string }
-  | { status: 'unpriced'; reason: string }
-);
 
 /** A raw (unadjusted) daily close, as the provider first answered it. */
 export type StoredClose = { date: string; close: string };
@@ -261,26 +233,6 @@ export type CloseFact = StoredClose & { fetchedAt: string };
 /** One save of a symbol's closes: when it was stored, and the latest date it held. */
 export type CloseFetch = { fetchedAt: string; lastDate: string };
 
-/**
- * A corporate action as its provider stated it (CorporateAction above says how each member is
- * read). Rates are normalised decimal text, never floats; `raw` is the provider's object as
- * canonical JSON (canon_v1: numbers as decimal strings).
- */
-export type CorporateActionFacts = {
-  provider_id: string;
-  source: PriceSource;
-  type: string;
-  symbol: string;
-  ex_date: string | null;
-  payable_date: string | null;
-  process_date: string | null;
-  record_date: string | null;
-  old_rate: string | null;
-  new_rate: string | null;
-  rate: string | null;
-  special: boolean | null;
-  raw: string;
-};
 
 /**
  * One stored revision of a corporate action: `id` grows with every row written, `revision` counts

@@ -23,7 +23,7 @@ import { Decimal } from 'decimal.js';
 import { canonicalJson } from '../core/canon.ts';
 import { daysFromCivil } from '../core/time.ts';
 import { sha256Hex } from '../core/sha256.ts';
-import { dateOfDay, isWeekday } from './calendar.ts';
+import { dateOfDay, isWeekday } from '../method/perf/calendar.ts';
 import type { CorporateAction } from './port.ts';
 
 export type ScheduledAction =

@@ -20,7 +20,7 @@
 
 import { Decimal } from 'decimal.js';
 import { sha256Hex } from '../core/sha256.ts';
-import { DAY_MS, dateOfDay, dayNumber, isWeekday, newYorkDay, newYorkOffsetHours, stockSession } from './calendar.ts';
+import { DAY_MS, dateOfDay, dayNumber, isWeekday, newYorkDay, newYorkOffsetHours, stockSession } from '../method/perf/calendar.ts';
 import { applyAction, scheduleOf, type ScheduledAction } from './synthetic-actions.ts';
 import {
   checkActionsRequest,

@@ -1,74 +1,19 @@
-// The inputs bundle of a performance report: every input the report was
-// computed from, public, so that anyone can compute it again (`ledger verify --performance`,
-// src/verify/performance.ts) with the documented method (docs/perf_v1.md §8).
-// It owns the bundle's lines (format `perf_inputs_v1`, NDJSON): a header naming the report it
-// belongs to (through_seq, as_of) and its method; the records it applied, each with its
-// observation; the corporate actions it was given, with their provider ids and revisions; the raw
-// closes of each symbol of the records and of the benchmark, with when each was stored; an end line
-// with the counts. The lines are produced as the reader takes them, a store page at a time, so a
-// bundle of any size is streamed in bounded memory.
+// The inputs bundle of a computed performance report, written from the store: the lines of
+// method/perf/bundle.ts (format `perf_inputs_v1`), produced as the reader takes them, a store page
+// at a time, so a bundle of any size is streamed in bounded memory.
 
-import type { ChainInput, CorporateActionFacts, MarketStore, ObservedPrice, PriceSource, StoredCorporateAction } from '../market/port.ts';
-import { factKey, type ActionInput } from './actions.ts';
-import type { EngineState, Portfolio } from './engine.ts';
-import { fillInput, termsOf } from './inputs.ts';
-import { utcDate } from './portfolio.ts';
-import { dateOfDay, dayNumber } from '../market/calendar.ts';
+import type { ChainInput, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
+import { BENCHMARK_LOOKBACK_DAYS, INPUTS_FORMAT, type ActionLine, type CloseLine, type EndLine, type InputsHeader, type InputsLine, type RecordLine } from '../method/perf/bundle.ts';
+import { factKey, type ActionInput } from '../method/perf/actions.ts';
+import type { EngineState, Portfolio } from '../method/perf/engine.ts';
+import { fillInput, termsOf } from '../method/perf/inputs.ts';
+import { utcDate } from '../method/perf/portfolio.ts';
+import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
 
-export const INPUTS_FORMAT = 'perf_inputs_v1';
-/** Days before the inception date the benchmark's closes are given from (the report's base may be the close before it). */
-export const BENCHMARK_LOOKBACK_DAYS = 10;
 /** Rows per store read. */
 const PAGE = 1000;
 /** Lines are sent in chunks of about this many characters (one socket write each, not one per line). */
 const CHUNK_CHARS = 64 * 1024;
-
-export type InputsHeader = {
-  object: 'performance_inputs';
-  format: typeof INPUTS_FORMAT;
-  agent: string;
-  portfolio: Portfolio;
-  method: EngineState['method'];
-  /** The report these inputs give: its last chain seq applied and its last valued date. */
-  through_seq: number;
-  as_of: string | null;
-  computed_at: string;
-  start_value: string;
-  price_source: { source: PriceSource; feed: string | null; synthetic: boolean } | null;
-  synthetic: boolean;
-  /** The benchmark: its symbol, and the price it was observed at on the first record's receipt (null when its base is a close). */
-  benchmark: { symbol: string; inception_price: string | null };
-  /** Closes are given from these dates on: the inception date (symbols), BENCHMARK_LOOKBACK_DAYS before it (benchmark). */
-  closes_from: { symbols: string | null; benchmark: string | null };
-};
-
-/** One record the report applied: a decision (model) with its observation, or an execution or an account activity (broker). */
-export type RecordLine = {
-  kind: 'record';
-  type: 'decision' | 'execution' | 'activity';
-  chain_seq: number;
-  id: string;
-  recorded_at: string;
-  /** The record's symbol column (the decision's symbol when its content has none). */
-  symbol: string | null;
-  /** The content document, canon_v1 text as hashed in the chain (compare it with the export). */
-  content: string;
-  observation: ObservedPrice | null;
-};
-
-/** A corporate action as the store holds it (its facts), with its revision and when it was seen. */
-export type ActionLine = Omit<CorporateActionFacts, 'raw'> & {
-  kind: 'corporate_action';
-  /** The stored revision of that provider id (1 first), null when the report was given a fact the store does not hold. */
-  revision: number | null;
-  seen_at: string;
-  /** The provider's object as canonical JSON, null when not stored. */
-  raw: string | null;
-};
-
-export type CloseLine = { kind: 'close'; symbol: string; date: string; close: string; fetched_at: string };
-export type EndLine = { kind: 'end'; records: number; corporate_actions: number; closes: number };
-export type InputsLine = InputsHeader | RecordLine | ActionLine | CloseLine | EndLine;
 
 export type BundleSource = {
   market: MarketStore;

@@ -10,15 +10,15 @@
 // the rule the report's own computation followed. Work and bytes grow with the page, not the chain.
 // It owns the page, its cursor and the reasons an outcome is null.
 
-import { dateOfDay, dayNumber } from '../market/calendar.ts';
+import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
 import { MAX_GAP_DAYS, type DailyCloses } from '../market/closes.ts';
 import type { MarketData, MarketStore, PricedDecision, PriceSource } from '../market/port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { csvBoolean, csvDocument, csvNumber, csvText, type CsvCell } from './csv.ts';
-import { decisionOf } from './inputs.ts';
-import { Dec } from './numbers.ts';
-import { OUTCOME_HORIZONS, addToDate, directionOf, outcomeAt, parseHorizon, type Horizon, type OutcomeValue } from './outcomes.ts';
-import { utcDate, type Close, type DecisionInput } from './portfolio.ts';
+import { decisionOf } from '../method/perf/inputs.ts';
+import { Dec } from '../method/perf/numbers.ts';
+import { OUTCOME_HORIZONS, addToDate, directionOf, outcomeAt, parseHorizon, type Horizon, type OutcomeValue } from '../method/perf/outcomes.ts';
+import { utcDate, type Close, type DecisionInput } from '../method/perf/portfolio.ts';
 
 export const OUTCOMES_LIMIT = { default: 100, max: 500 };
 /**

@@ -24,21 +24,22 @@ import type { BrokerStore } from '../brokers/port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { DailyCloses } from '../market/closes.ts';
 import { SyntheticMarketData } from '../market/synthetic.ts';
-import { dateOfDay, dayNumber } from '../market/calendar.ts';
+import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
 import type { MarketData, MarketError, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { PerformanceStore, StoredReport } from './port.ts';
-import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from './actions.ts';
-import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from './holding-actions.ts';
-import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from './broker-history.ts';
+import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from '../method/perf/actions.ts';
+import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from '../method/perf/holding-actions.ts';
+import { activityVerdict, historyVerdict, timeWeightedView, type ActivityInput, type HistoryVerdict } from '../method/perf/broker-history.ts';
 import {
   STATE_VERSION, actionSymbols, advance, publish, startState, symbolsNeeded, type AdvanceInput, type BenchmarkReturn, type Caveat, type EngineState, type Method, type Portfolio, type PublishedReport, type TimeWeightedView,
-} from './engine.ts';
-import { inputsHeader, inputsLines, type BundleSource, type InputsHeader } from './bundle.ts';
+} from '../method/perf/engine.ts';
+import { inputsHeader, inputsLines, type BundleSource } from './bundle.ts';
+import type { InputsHeader } from '../method/perf/bundle.ts';
 import { readDecisions, readFills } from './inputs.ts';
 import { outcomePage, type OutcomeBasis, type OutcomePage } from './outcome-pages.ts';
-import { Dec, money } from './numbers.ts';
-import { benchmarkBase } from './perf.ts';
-import { START_VALUE, utcDate, type Close } from './portfolio.ts';
+import { Dec, money } from '../method/perf/numbers.ts';
+import { benchmarkBase } from '../method/perf/perf.ts';
+import { START_VALUE, utcDate, type Close } from '../method/perf/portfolio.ts';
 import type { Computed, PortfolioReport, PriceSourceView, Reconciliation, Unavailable } from './types.ts';
 import { headlineOf, profileSections, type Failed, type ReportHeadline } from './views.ts';
 

@@ -1,6 +1,6 @@
 // The shapes of a portfolio's report as the performance use case answers it (service.ts) and the
 // public views render it (views.ts).
-import type { Caveat, Portfolio, PublishedReport } from './engine.ts';
+import type { Caveat, Portfolio, PublishedReport } from '../method/perf/engine.ts';
 import type { PriceSource } from '../market/port.ts';
 
 export type { Caveat, Portfolio };

@@ -6,8 +6,8 @@
 // positions, RECENT_NOTES notes and, for a broker, POSITIONS_SHOWN reconciled positions per connection.
 
 import { csvDocument, csvNumber, csvText } from './csv.ts';
-import { Dec } from './numbers.ts';
-import type { Caveat, Method, Portfolio, PublishedReport } from './engine.ts';
+import { Dec } from '../method/perf/numbers.ts';
+import type { Caveat, Method, Portfolio, PublishedReport } from '../method/perf/engine.ts';
 import type { OutcomePage } from './outcome-pages.ts';
 import type { Computed, PortfolioReport } from './types.ts';
 

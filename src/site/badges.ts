@@ -9,7 +9,7 @@ import type { Agent } from '../domain/types.ts';
 import type { Clock } from '../domain/clock.ts';
 import { isHandle } from '../domain/handle.ts';
 import type { AgentRecords } from '../ledger/public/agent-records.ts';
-import type { PerformanceReport } from '../performance/perf.ts';
+import type { PerformanceReport } from '../method/perf/perf.ts';
 import { headlineOf } from '../performance/views.ts';
 import {
   badgeText, renderBadge, unavailableText, unknownAgentText,

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { b64Decode } from '../core/base64.ts';
 import { checkpointBodyDigest } from '../core/note.ts';
-import { esploraHeaderSource } from '../anchor/bitcoin-headers.ts';
+import { esploraHeaderSource } from './bitcoin-headers.ts';
 import { parseDetachedFile, parseHex, toHex, type Result } from '../method/ots/codec.ts';
 import { parseBlockHeader, verifyDetachedFile, type HeaderLookup } from '../method/ots/verify.ts';
 

@@ -4,16 +4,16 @@
 // naming the first one that differs.
 // It is responsible for reading a bundle, the recomputation from it, the comparison. It trusts only
 // the bundle and the published report: the accounting is the pure engine of the method
-// (src/performance/engine.ts and the modules it is made of: no I/O, no job), fed the bundle's
+// (src/method/perf/engine.ts and the modules it is made of: no I/O, no job), fed the bundle's
 // records, closes and actions.
-import { closesStoredBefore, savesOfCloses, type ActionInput } from '../performance/actions.ts';
-import { historyVerdict, timeWeightedView, type ActivityInput } from '../performance/broker-history.ts';
-import { tradeDerivedActions, uncoveredForTimeWeighted } from '../performance/holding-actions.ts';
-import { INPUTS_FORMAT, type ActionLine, type CloseLine, type EndLine, type InputsHeader, type RecordLine } from '../performance/bundle.ts';
-import { advance, publish, startState, type BenchmarkReturn, type Portfolio, type PublishedReport } from '../performance/engine.ts';
-import { decisionOf, fillInput, termsOf } from '../performance/inputs.ts';
-import { benchmarkBase } from '../performance/perf.ts';
-import { utcDate, type Close, type DecisionInput, type FillInput } from '../performance/portfolio.ts';
+import { closesStoredBefore, savesOfCloses, type ActionInput } from '../method/perf/actions.ts';
+import { historyVerdict, timeWeightedView, type ActivityInput } from '../method/perf/broker-history.ts';
+import { tradeDerivedActions, uncoveredForTimeWeighted } from '../method/perf/holding-actions.ts';
+import { INPUTS_FORMAT, type ActionLine, type CloseLine, type EndLine, type InputsHeader, type RecordLine } from '../method/perf/bundle.ts';
+import { advance, publish, startState, type BenchmarkReturn, type Portfolio, type PublishedReport } from '../method/perf/engine.ts';
+import { decisionOf, fillInput, termsOf } from '../method/perf/inputs.ts';
+import { benchmarkBase } from '../method/perf/perf.ts';
+import { utcDate, type Close, type DecisionInput, type FillInput } from '../method/perf/portfolio.ts';
 import { nestedDeeperThan } from '../core/json.ts';
 import { boundedFetch, DEFAULT_BOUNDS, MAX_JSON_NESTING, type VerifyBounds } from './bounds.ts';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { esploraHeaderSource } from '../../src/anchor/bitcoin-headers.ts';
+import { esploraHeaderSource } from '../../src/verify/bitcoin-headers.ts';
 import { calendarAllowed, fetchUpgrade, stampDigest, submitDigest, upgradeFile } from '../../src/anchor/calendar.ts';
 import { parseDetachedFile, pendingCalendars, serializeDetachedFile, submittedMessage } from '../../src/method/ots/codec.ts';
 import { verifyDetachedFile } from '../../src/method/ots/verify.ts';

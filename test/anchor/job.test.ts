@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { esploraHeaderSource } from '../../src/anchor/bitcoin-headers.ts';
+import { esploraHeaderSource } from '../../src/verify/bitcoin-headers.ts';
 import { checkProofAnchor, runAnchorCheck } from '../../src/verify/anchor.ts';
 import { AnchorJob, type AnchorJobOptions } from '../../src/anchor/job.ts';
 import { toHex } from '../../src/method/ots/codec.ts';

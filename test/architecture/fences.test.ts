@@ -26,6 +26,11 @@ const FORBIDDEN: Forbidden[] = [
   { what: 'the anchoring job from the offline anchor check', file: 'src/verify/anchor.ts', imports: 'src/anchor/job.ts', rule: 'verifier-trusts-only-its-input' },
   { what: 'the store from a page of the site', file: 'src/site/pages/record.ts', imports: 'src/store/port.ts', rule: 'presentation-not-store' },
   { what: 'the log integrator from the server', file: 'src/server.ts', imports: 'src/log/service.ts', rule: 'server-composes-no-job' },
+  { what: 'the store from the performance method', file: 'src/method/perf/engine.ts', imports: 'src/store/port.ts', rule: 'method-imports-only-method-and-core' },
+  { what: 'the performance service from the performance method', file: 'src/method/perf/engine.ts', imports: 'src/performance/service.ts', rule: 'method-imports-only-method-and-core' },
+  { what: 'the HTTP app from the .ots codec', file: 'src/method/ots/codec.ts', imports: 'src/api/app.ts', rule: 'method-imports-only-method-and-core' },
+  { what: 'the configuration from the performance method', file: 'src/method/perf/portfolio.ts', imports: 'src/config.ts', rule: 'method-imports-only-method-and-core' },
+  { what: 'the performance service from the offline verifier', file: 'src/verify/performance.ts', imports: 'src/performance/service.ts', rule: 'verifier-trusts-only-its-input' },
   { what: 'the market-data choice from the server', file: 'src/server.ts', imports: 'src/market/select.ts', rule: 'server-composes-no-job' },
 ];
 

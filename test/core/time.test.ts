@@ -1,10 +1,10 @@
-// Day numbers and dates (src/core/time.ts, src/market/calendar.ts): civilFromDays inverts
+// Day numbers and dates (src/core/time.ts, src/method/perf/calendar.ts): civilFromDays inverts
 // daysFromCivil, and dateOfDay, plain arithmetic, writes what Date's ISO form writes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { civilFromDays, daysFromCivil } from '../../src/core/time.ts';
-import { dateOfDay, dayNumber } from '../../src/market/calendar.ts';
+import { dateOfDay, dayNumber } from '../../src/method/perf/calendar.ts';
 
 const DAY_MS = 86_400_000;
 /** 0000-01-01 and 9999-12-31 as day numbers. */

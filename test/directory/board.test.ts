@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { CURSOR_TTL_MS, MIN_RANK_DAYS } from '../../src/directory/rules.ts';
 import { LIST_LIMIT } from '../../src/directory/service.ts';
 import { LEVEL_SHARE_PERCENT } from '../../src/directory/port.ts';
-import { MIN_RETURNS_RISK } from '../../src/performance/metrics.ts';
+import { MIN_RETURNS_RISK } from '../../src/method/perf/metrics.ts';
 import { forEachStore } from '../support/stores.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
 import { newKeypair, sign } from '../signing/helpers.ts';

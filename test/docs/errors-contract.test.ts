@@ -51,7 +51,7 @@ test('no error the service sends is built outside the catalogue', () => {
   // the MCP server build the client's own errors (status 0), never an answer of the service.
   const handMade = /\bstatus: \d{3}, code: '[a-z_]+'|\btype: '[a-z]+_error', code: '[a-z_]+'/g;
   // `ledger demo`'s refusal is printed by the CLI; no route answers with it.
-  const notSent = new Set(["src/performance/demo.ts: status: 409, code: 'demo_exists'"]);
+  const notSent = new Set(["src/cli/demo-agents.ts: status: 409, code: 'demo_exists'"]);
   const found: string[] = [];
   for (const file of sourceFiles(join(ROOT, 'src'))) {
     const name = relative(ROOT, file);

@@ -10,7 +10,7 @@ import { AlpacaMarketData } from '../../src/market/alpaca.ts';
 import type { PricingJob } from '../../src/market/pricing.ts';
 import { pricingService } from '../../src/market/service.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { createDemo } from '../../src/performance/demo.ts';
+import { createDemo } from '../../src/cli/demo-agents.ts';
 import { performanceOf } from '../../src/performance/service.ts';
 import type { MarketStore, PriceObservation } from '../../src/market/port.ts';
 import type { LedgerStore } from '../../src/store/port.ts';

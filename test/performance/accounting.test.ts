@@ -1,7 +1,7 @@
 // perf_v1 accounting edges, one hand-computed case each (arithmetic in the comments).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { reconstructBroker, reconstructModel, type DecisionInput } from '../../src/performance/portfolio.ts';
+import { reconstructBroker, reconstructModel, type DecisionInput } from '../../src/method/perf/portfolio.ts';
 
 const day = '2026-02-02';
 const cal = [day];

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { AlpacaMarketData } from '../../src/market/alpaca.ts';
-import { modelPerformance } from '../../src/performance/perf.ts';
-import type { DecisionInput } from '../../src/performance/portfolio.ts';
+import { modelPerformance } from '../../src/method/perf/perf.ts';
+import type { DecisionInput } from '../../src/method/perf/portfolio.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
 import { observeDecisions } from '../support/observe.ts';

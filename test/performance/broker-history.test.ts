@@ -4,9 +4,9 @@
 // below; an incomplete history stays trade-derived and names what is missing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { activitiesInForce, activityKind, historyVerdict, reconstructTimeWeighted, type ActivityInput } from '../../src/performance/broker-history.ts';
-import { brokerPerformance } from '../../src/performance/perf.ts';
-import type { FillInput } from '../../src/performance/portfolio.ts';
+import { activitiesInForce, activityKind, historyVerdict, reconstructTimeWeighted, type ActivityInput } from '../../src/method/perf/broker-history.ts';
+import { brokerPerformance } from '../../src/method/perf/perf.ts';
+import type { FillInput } from '../../src/method/perf/portfolio.ts';
 
 let n = 0;
 const act = (type: string, date: string, amount: string | null, more: Partial<ActivityInput> = {}): ActivityInput => ({

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { brokerPerformance } from '../../src/performance/perf.ts';
+import { brokerPerformance } from '../../src/method/perf/perf.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { Computed } from '../../src/performance/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';

@@ -13,7 +13,7 @@ import { compose } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { createDemo, demoHandles, type DemoAgent } from '../../src/performance/demo.ts';
+import { createDemo, demoHandles, type DemoAgent } from '../../src/cli/demo-agents.ts';
 import { performanceOf } from '../../src/performance/service.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import type { LedgerStore } from '../../src/store/port.ts';

@@ -2,9 +2,9 @@
 // arithmetic in the comments), and the broker worked example of docs/perf_v1.md §6.2.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { computeMetrics, relativeMetrics } from '../../src/performance/metrics.ts';
-import { benchmarkBase, brokerPerformance } from '../../src/performance/perf.ts';
-import { reconstructModel, type DecisionInput } from '../../src/performance/portfolio.ts';
+import { computeMetrics, relativeMetrics } from '../../src/method/perf/metrics.ts';
+import { benchmarkBase, brokerPerformance } from '../../src/method/perf/perf.ts';
+import { reconstructModel, type DecisionInput } from '../../src/method/perf/portfolio.ts';
 
 const day = '2026-02-02';
 let seq = 0;

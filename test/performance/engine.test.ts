@@ -2,9 +2,9 @@
 // modelPerformance / brokerPerformance on the same records and closes (random agents, fixed seeds).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { advance, publish, startState, type EngineState, type Method } from '../../src/performance/engine.ts';
-import { benchmarkBase, brokerPerformance, modelPerformance, type PerformanceReport } from '../../src/performance/perf.ts';
-import type { Action, Close, DecisionInput, FillInput } from '../../src/performance/portfolio.ts';
+import { advance, publish, startState, type EngineState, type Method } from '../../src/method/perf/engine.ts';
+import { benchmarkBase, brokerPerformance, modelPerformance, type PerformanceReport } from '../../src/method/perf/perf.ts';
+import type { Action, Close, DecisionInput, FillInput } from '../../src/method/perf/portfolio.ts';
 
 /** mulberry32: a small seeded generator, so every failure replays. */
 function rng(seed: number) {

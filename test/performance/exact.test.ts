@@ -1,4 +1,4 @@
-// Exact (src/performance/exact.ts), the decimals of perf_v1, against decimal.js configured as
+// Exact (src/method/perf/exact.ts), the decimals of perf_v1, against decimal.js configured as
 // perf_v1 configured it (40 significant digits, half-even, toExpNeg −100, toExpPos 100): every
 // text, double and comparison it gives must be decimal.js's, to the byte. Random decimals (zeros
 // of both signs, up to 55 digits, exponents near and far, values that round at the 40th digit and
@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Exact, ROUND_DOWN, ROUND_HALF_EVEN, Reference, type Rounding } from '../../src/performance/exact.ts';
+import { Exact, ROUND_DOWN, ROUND_HALF_EVEN, Reference, type Rounding } from '../../src/method/perf/exact.ts';
 import { nightly, propertyRuns } from '../property/runs.ts';
 
 /** CI's size, or LEDGER_PROPERTY_RUNS cases per property (the nightly mode), without a timeout. */

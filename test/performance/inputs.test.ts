@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { readDecisions, termsOf } from '../../src/performance/inputs.ts';
+import { readDecisions } from '../../src/performance/inputs.ts';
+import { termsOf } from '../../src/method/perf/inputs.ts';
 import type { ChainTerms, MarketStore } from '../../src/market/port.ts';
 import { observeDecisions } from '../support/observe.ts';
 import { forEachStore, marketFixture } from '../support/stores.ts';

@@ -1,8 +1,8 @@
 // perf_v1 metrics: each formula on a hand-computed case, and each minimum-history gate on both sides.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { computeMetrics, covariance, downsideDeviation, maxDrawdown, mean, relativeMetrics, stdev } from '../../src/performance/metrics.ts';
-import { hitRate, parseHorizon } from '../../src/performance/outcomes.ts';
+import { computeMetrics, covariance, downsideDeviation, maxDrawdown, mean, relativeMetrics, stdev } from '../../src/method/perf/metrics.ts';
+import { hitRate, parseHorizon } from '../../src/method/perf/outcomes.ts';
 
 const near = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-12, `${a} vs ${b}`);
 
@@ -109,7 +109,7 @@ describe('stated horizons', () => {
 
 describe('outcome at a calendar horizon', () => {
   it('ends at the first close on or after the date a month ahead, clamped to the month end', async () => {
-    const { decisionOutcomes } = await import('../../src/performance/outcomes.ts');
+    const { decisionOutcomes } = await import('../../src/method/perf/outcomes.ts');
     const closes = { XYZ: [{ date: '2025-02-27', close: '9' }, { date: '2025-03-03', close: '12' }] };
     // 2025-01-31 + 1 month = 2025-02-28 (clamped); first close on or after: 2025-03-03, 12/10 − 1 = 0.2
     const [o] = decisionOutcomes([{ id: 'd', recorded_at: '2025-01-31T15:00:00.000Z', symbol: 'XYZ', action: 'SELL', time_horizon: '1 month', price: '10' }], closes);

@@ -10,10 +10,10 @@ import { OutcomesResponse, PerformanceResponse } from '../../src/api/routes/publ
 import type { DailyBars, MarketData, MarketResult, TradePrice } from '../../src/market/port.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import { OUTCOME_CSV_COLUMNS, outcomeCursor } from '../../src/performance/outcome-pages.ts';
-import { decisionOutcomes, type OutcomeValue } from '../../src/performance/outcomes.ts';
+import { decisionOutcomes, type OutcomeValue } from '../../src/method/perf/outcomes.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { MarketStore, StoredClose } from '../../src/market/port.ts';
-import type { DecisionInput } from '../../src/performance/portfolio.ts';
+import type { DecisionInput } from '../../src/method/perf/portfolio.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
 import { Operators } from '../../src/ledger/operators.ts';

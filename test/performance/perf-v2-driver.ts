@@ -4,10 +4,10 @@
 // everything known when a step answers `restate` or `out_of_order`. Shared by the hand-computed
 // vectors (perf-v2.test.ts) and the properties (test/property/performance.property.test.ts).
 import assert from 'node:assert/strict';
-import { closesStoredBefore, type ActionInput, type CloseSave } from '../../src/performance/actions.ts';
-import { advance, publish, startState, type EngineState, type PublishOptions, type PublishedReport } from '../../src/performance/engine.ts';
-import { benchmarkBase } from '../../src/performance/perf.ts';
-import type { Close, DecisionInput } from '../../src/performance/portfolio.ts';
+import { closesStoredBefore, type ActionInput, type CloseSave } from '../../src/method/perf/actions.ts';
+import { advance, publish, startState, type EngineState, type PublishOptions, type PublishedReport } from '../../src/method/perf/engine.ts';
+import { benchmarkBase } from '../../src/method/perf/perf.ts';
+import type { Close, DecisionInput } from '../../src/method/perf/portfolio.ts';
 
 export type World = {
   start_value?: string;

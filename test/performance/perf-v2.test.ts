@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { advance, startState } from '../../src/performance/engine.ts';
+import { advance, startState } from '../../src/method/perf/engine.ts';
 import { daily, fromScratch, report, stepwise, text, type World } from './perf-v2-driver.ts';
 
 type Row = { date: string; value: string; daily_return: string; total: string; price: string };

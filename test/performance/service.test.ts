@@ -11,10 +11,10 @@ import { signatureChecker } from '../../src/ledger/signing.ts';
 import { NoMarketData } from '../../src/market/none.ts';
 import type { MarketData } from '../../src/market/port.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import { modelPerformance } from '../../src/performance/perf.ts';
+import { modelPerformance } from '../../src/method/perf/perf.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { Computed } from '../../src/performance/types.ts';
-import type { DecisionInput } from '../../src/performance/portfolio.ts';
+import type { DecisionInput } from '../../src/method/perf/portfolio.ts';
 import type { Agent } from '../../src/domain/types.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
@@ -94,7 +94,7 @@ async function post(f: Fixture, secret: string, i: number) {
   assert.equal(res.statusCode, 201, res.body);
 }
 
-/** perf_v1 computed directly (src/performance/perf.ts) from the records, their observations and the provider's closes. */
+/** perf_v1 computed directly (src/method/perf/perf.ts) from the records, their observations and the provider's closes. */
 async function direct(f: Fixture, agent: Agent, provider: MarketData, through: string) {
   const decisions: DecisionInput[] = [];
   for (const r of await f.store.listChain(agent.id, 0, 10_000)) {

@@ -16,7 +16,7 @@ import type { Agent } from '../../src/domain/types.ts';
 import { signatureChecker } from '../../src/ledger/signing.ts';
 import { MarketFacts } from '../../src/market/facts.ts';
 import { SyntheticMarketData } from '../../src/market/synthetic.ts';
-import type { ActionLine, CloseLine, InputsHeader, RecordLine } from '../../src/performance/bundle.ts';
+import type { ActionLine, CloseLine, InputsHeader, RecordLine } from '../../src/method/perf/bundle.ts';
 import { PerformanceService, storedActions } from '../../src/performance/service.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
 import { forEachStore } from '../support/stores.ts';

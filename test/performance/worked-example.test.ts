@@ -1,8 +1,8 @@
 // docs/perf_v1.md §6, reproduced figure for figure (the arithmetic is in the doc).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { modelPerformance } from '../../src/performance/perf.ts';
-import type { DecisionInput } from '../../src/performance/portfolio.ts';
+import { modelPerformance } from '../../src/method/perf/perf.ts';
+import type { DecisionInput } from '../../src/method/perf/portfolio.ts';
 
 const dates = ['2026-01-05', '2026-01-06', '2026-01-07', '2026-01-08'];
 const closes = (xs: string[]) => xs.map((close, i) => ({ date: dates[i] as string, close }));

@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { ActionInput } from '../../src/performance/actions.ts';
-import { historyVerdict, timeWeightedView, type ActivityInput } from '../../src/performance/broker-history.ts';
-import { advance, startState, type AppliedAction, type EngineState } from '../../src/performance/engine.ts';
-import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from '../../src/performance/holding-actions.ts';
-import { START_VALUE, type Close, type FillInput } from '../../src/performance/portfolio.ts';
+import type { ActionInput } from '../../src/method/perf/actions.ts';
+import { historyVerdict, timeWeightedView, type ActivityInput } from '../../src/method/perf/broker-history.ts';
+import { advance, startState, type AppliedAction, type EngineState } from '../../src/method/perf/engine.ts';
+import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from '../../src/method/perf/holding-actions.ts';
+import { START_VALUE, type Close, type FillInput } from '../../src/method/perf/portfolio.ts';
 import { engineRuns, nightly } from './runs.ts';
 
 const DAY = 86_400_000;

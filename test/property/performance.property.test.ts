@@ -1,4 +1,4 @@
-// Properties of perf_v2 (src/performance/engine.ts), on random worlds of decisions, raw closes and
+// Properties of perf_v2 (src/method/perf/engine.ts), on random worlds of decisions, raw closes and
 // corporate actions (splits, reverse splits, cash and stock dividends, other types, unusable terms,
 // corrections, actions learned before or after their date, on held symbols, others and the benchmark):
 //  1. for any order of arrival (steps valuing through random dates, records arriving in chain
@@ -12,8 +12,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { effectiveDate, type ActionInput } from '../../src/performance/actions.ts';
-import type { Action, Close, DecisionInput } from '../../src/performance/portfolio.ts';
+import { effectiveDate, type ActionInput } from '../../src/method/perf/actions.ts';
+import type { Action, Close, DecisionInput } from '../../src/method/perf/portfolio.ts';
 import { fromScratch, report, stepwise, text, type Step, type World } from '../performance/perf-v2-driver.ts';
 import { engineRuns, nightly } from './runs.ts';
 

@@ -3,8 +3,8 @@
 // XML parser accepts with the text in its accessible name.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { modelPerformance } from '../../src/performance/perf.ts';
-import type { DecisionInput } from '../../src/performance/portfolio.ts';
+import { modelPerformance } from '../../src/method/perf/perf.ts';
+import type { DecisionInput } from '../../src/method/perf/portfolio.ts';
 import {
   COLOURS, DASH, badgeText, percent, renderBadge, share, unavailableText, unknownAgentText, type BadgeFacts, type PerformanceSummary,
 } from '../../src/site/badge.ts';

@@ -4,7 +4,7 @@
 // pricing scan's cursor vouches for.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { termsOf } from '../../src/performance/inputs.ts';
+import { termsOf } from '../../src/method/perf/inputs.ts';
 import type { PendingPrice, PriceObservation } from '../../src/market/port.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.ts';

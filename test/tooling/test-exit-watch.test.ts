@@ -46,6 +46,16 @@ describe('a suite whose teardown never ends', () => {
   after(() => new Promise(() => undefined));
 });
 `;
+// A test, then an await at the top level (a service check), then a suite whose before hook outlasts
+// the grace: the root's after hook runs after the first test, and the suite runs after it.
+const LATE_SUITE = `import { before, describe, test } from 'node:test';
+test('passes first', () => undefined);
+await new Promise((resolve) => setTimeout(resolve, 100));
+describe('a suite registered after an await', () => {
+  before(() => new Promise((resolve) => setTimeout(resolve, ${3 * GRACE_MS})));
+  test('passes after a slow fixture', () => undefined);
+});
+`;
 const AFTER_HOOK_TIMEOUT_MS = 5_000;
 
 /** Runs `files` as npm test runs them (without the layer check and the build), with a short grace. */
@@ -69,6 +79,7 @@ describe('npm test on a file that does not exit after its tests', () => {
     writeFileSync(join(dir, 'lingering.test.mjs'), LINGERING);
     writeFileSync(join(dir, 'slow-teardown.test.mjs'), SLOW_TEARDOWN);
     writeFileSync(join(dir, 'hung-teardown.test.mjs'), HUNG_TEARDOWN);
+    writeFileSync(join(dir, 'late-suite.test.mjs'), LATE_SUITE);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -87,6 +98,13 @@ describe('npm test on a file that does not exit after its tests', () => {
     assert.match(run.all, new RegExp(`this after hook did not end within ${AFTER_HOOK_TIMEOUT_MS} ms`), run.all);
     assert.match(run.all, /setInterval \(1000 ms\), created\n\s*(#\s*)?at TestContext\.<anonymous> \(file:\/\/\S*hung-teardown\.test\.mjs:4:5\)/, run.all);
     assert.match(run.stdout, /^npm test: \S*hung-teardown\.test\.mjs did not exit after its tests ended/m, run.all);
+  });
+
+  test('a suite registered after an await, its before hook outlasting the grace, is not stopped', async () => {
+    const run = await runAsNpmTest([join(dir, 'late-suite.test.mjs')]);
+    assert.equal(run.code, 0, run.all);
+    assert.match(run.stdout, /^product tests: 2 passed, 0 failed/m, run.all);
+    assert.doesNotMatch(run.all, /did not exit|test-exit-watch:/);
   });
 
   test('a file whose after hook outlasts the grace and then exits is not stopped', async () => {

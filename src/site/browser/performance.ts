@@ -1,7 +1,7 @@
 // Performance as the agent page shows it: the metrics table (with a dash and its reason where
 // the history is too short) and a decision's outcome in words. Pure and free of Node, so the
 // server renders it from the profile and the page's script from the performance endpoint.
-// The report is perf_v1's or perf_v2's (src/performance/engine.ts); only the members read here are
+// The report is perf_v1's or perf_v2's (src/method/perf/engine.ts); only the members read here are
 // typed. perf_v2's corporate-action events are listed under the chart (and marked on it by the script).
 import { html, type Html } from './html.ts';
 

@@ -9,7 +9,7 @@ import { sendJsonText } from '../../json-body.ts';
 import { cacheFor, preflightRoute } from '../../public-http.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App } from '../../types.ts';
-import type { BenchmarkReturn, Portfolio } from '../../../performance/engine.ts';
+import type { BenchmarkReturn, Portfolio } from '../../../method/perf/engine.ts';
 import { outcomeCursor, outcomesCsv, seqOfCursor } from '../../../performance/outcome-pages.ts';
 import { outcomesDocument, performanceCsv, performanceDocument } from '../../../performance/views.ts';
 import { errors } from '../../../domain/errors.ts';

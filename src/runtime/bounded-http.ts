@@ -1,7 +1,9 @@
-// Bounded HTTP for the anchor wing's clients (calendars, block header sources). It owns the wing's
-// defaults (deadline, body cap, User-Agent; redirects refused) and its words for a failed exchange
-// (runtime/bounded-fetch.ts does the exchange).
-import { boundedExchange, type ExchangeFailure } from '../runtime/bounded-fetch.ts';
+// Bounded HTTP for the clients of the public timestamping services (OpenTimestamps calendars, and
+// the block header sources the anchoring job and the offline verifier read). It owns their defaults
+// (deadline, body cap, User-Agent; redirects refused) and their words for a failed exchange
+// (bounded-fetch.ts does the exchange).
+// This folder imports nothing of the project, and anything may import it.
+import { boundedExchange, type ExchangeFailure } from './bounded-fetch.ts';
 
 export type FetchLike = typeof fetch;
 

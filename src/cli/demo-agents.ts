@@ -23,7 +23,7 @@ import { errors, fail, ok, type Result } from '../domain/errors.ts';
 import { SigningKeys } from '../ledger/keys.ts';
 import { Operators } from '../ledger/operators.ts';
 import { decisionAsserter, signatureChecker } from '../ledger/signing.ts';
-import { dateOfDay, dayNumber, isWeekday, stockSession } from '../market/calendar.ts';
+import { dateOfDay, dayNumber, isWeekday, stockSession } from '../method/perf/calendar.ts';
 import { MarketFacts } from '../market/facts.ts';
 import type { MarketData, MarketStore, PriceObservation } from '../market/port.ts';
 import type { LedgerStore } from '../store/port.ts';

@@ -4,7 +4,7 @@
 // another header for that hash. Trusting the source's height -> hash answer remains ("lite-client
 // verification").
 
-import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from './http.ts';
+import { boundedFetch, trimBase, type HttpFailure, type HttpOptions } from '../runtime/bounded-http.ts';
 import { parseHex, type Result } from '../method/ots/codec.ts';
 import { blockHash, HEADER_LENGTH, type HeaderLookup } from '../method/ots/verify.ts';
 

@@ -2,7 +2,7 @@
 // so that anyone holding the series reaches the same figures.
 // It owns the formulas and each metric's minimum history. Pure: no I/O.
 
-import { daysFromCivil } from '../core/time.ts';
+import { daysFromCivil } from '../../core/time.ts';
 import { Dec, fromDouble, ratio, type Dec as D } from './numbers.ts';
 import type { SeriesPoint } from './portfolio.ts';
 

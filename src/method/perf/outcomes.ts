@@ -2,7 +2,7 @@
 // 1, 5 and 21 trading days later and at its stated horizon where that parses; hit rates.
 // It owns the horizon grammar and the hit rule. Pure: no I/O.
 
-import { daysFromCivil, daysInMonth } from '../core/time.ts';
+import { daysFromCivil, daysInMonth } from '../../core/time.ts';
 import { Dec, ratio } from './numbers.ts';
 import type { Close, DecisionInput } from './portfolio.ts';
 

@@ -2,7 +2,7 @@
 // on weekdays (exchange holidays are not modelled), crypto every day around the clock.
 // It owns New York daylight-saving offsets and session boundaries, in plain UTC arithmetic.
 
-import { civilFromDays, daysFromCivil } from '../core/time.ts';
+import { civilFromDays, daysFromCivil } from '../../core/time.ts';
 
 const DAY_MS = 86_400_000;
 
