@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { escapeHtml, html, jsonScript } from '../../src/site/browser/html.ts';
 import { closeTestApp, postDecision, testApp, type TestApp } from '../support/app.ts';
-import { forEachStore } from '../support/stores.ts';
+import { forEachStore, runSql } from '../support/stores.ts';
 import { ARGS, CHROMIUM, chromiumSkip } from './browser.ts';
 
 const RLO = '\u202E';
@@ -62,8 +62,11 @@ await forEachStore('invisible characters on the site', (kind) => {
   before(async () => {
     t = await testApp(await kind.open());
     handle = `bidi-${kind.name}-${process.pid}`;
-    const created = await t.operators.createAgent({ handle, displayName: AGENT_TEXT.displayName });
+    // A display name with bidi controls is refused since issue 41 (docs/site.md); one stored before
+    // that is kept, and it is what the site must show marked: the test stores it as it was.
+    const created = await t.operators.createAgent({ handle, displayName: 'Alpha' });
     assert.ok(created.ok);
+    await runSql(t.store, 'UPDATE agents SET display_name = $1 WHERE handle = $2', [AGENT_TEXT.displayName, handle]);
     const { displayName: _d, ...fields } = AGENT_TEXT;
     const res = await postDecision(t, created.value.apiKey.secret, { ...fields, action: 'BUY' });
     assert.equal(res.statusCode, 201, res.body);
