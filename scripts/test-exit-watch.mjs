@@ -34,24 +34,24 @@ if (workerThreads.isMainThread && process.env.NODE_TEST_CONTEXT && /\.test\.[cm]
 
 async function watchExit() {
   recordCreationSites();
-  const afterHooks = countRunningHooks();
+  const activity = countRunningHooks();
   const { after, afterEach, beforeEach } = await import('node:test');
   // Each test counts as running too: a file that awaits between its tests (a service check before
   // a suite) gets tests and hooks registered after the root's after hook has run, and they run later.
   beforeEach(() => {
-    afterHooks.running++;
+    activity.running++;
   });
   afterEach(() => {
-    afterHooks.running--;
-    afterHooks.endedAt = Date.now();
+    activity.running--;
+    activity.endedAt = Date.now();
   });
   // The root's first after hook: it runs once every test registered so far has finished, before
-  // the file's own root-level after hooks (counted by afterHooks: the grace starts when they, and
+  // the file's own root-level after hooks (counted in activity: the grace starts when they, and
   // any test or hook that runs later, are done).
   after(() => {
-    afterHooks.endedAt = Date.now();
+    activity.endedAt = Date.now();
     const check = () => {
-      const wait = afterHooks.running > 0 ? GRACE_MS : afterHooks.endedAt + GRACE_MS - Date.now();
+      const wait = activity.running > 0 ? GRACE_MS : activity.endedAt + GRACE_MS - Date.now();
       if (wait > 0) timers.setTimeout(check, wait).unref();
       else reportAndExit();
     };
@@ -146,11 +146,11 @@ function recordOn(proto, method) {
  * `done` callback gets node's timeout. A before hook (a fixture built) is bounded by the file's own.
  */
 function countRunningHooks() {
-  const afterHooks = { running: 0, endedAt: 0 };
+  const activity = { running: 0, endedAt: 0 };
   const nodeTest = createRequire(import.meta.url)('node:test');
   const { after, before } = nodeTest;
   const counted = (fn, timeoutMs) => async function countedHook(context) {
-    afterHooks.running++;
+    activity.running++;
     let timer;
     const bound = new Promise((_, reject) => {
       if (timeoutMs !== null) timer = timers.setTimeout(() => reject(new Error(`this after hook did not end within ${timeoutMs} ms`)), timeoutMs);
@@ -159,8 +159,8 @@ function countRunningHooks() {
       return await Promise.race([fn.call(this, context), bound]);
     } finally {
       timers.clearTimeout(timer);
-      afterHooks.running--;
-      afterHooks.endedAt = Date.now();
+      activity.running--;
+      activity.endedAt = Date.now();
     }
   };
   nodeTest.after = (fn, options = {}) => {
@@ -170,7 +170,7 @@ function countRunningHooks() {
   };
   nodeTest.before = (fn, options = {}) => (typeof fn !== 'function' || fn.length > 1 ? before(fn, options) : before(counted(fn, null), options));
   syncBuiltinESMExports();
-  return afterHooks;
+  return activity;
 }
 
 function reportAndExit() {

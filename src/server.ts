@@ -38,40 +38,52 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const pools = { readPoolSize: config.readBounds.poolSize };
   const store = await openMigrated(config.databaseUrl, pools);
   const readReplica = config.readDatabaseUrl ? openReadReplica(config.readDatabaseUrl, pools) : null;
-  const closeStores = async () => {
-    await readReplica?.close();
-    await store.close();
-  };
+  // What the start holds, closed in reverse if a later step fails (and at the stop, after the jobs).
+  const held = new Held();
+  held.add(() => store.close());
+  if (readReplica) held.add(() => readReplica.close());
   // What is said before the app (and its logger) exists is held until it does (runtime/log-relay.ts).
   const relay = new LogRelay();
   const log = relay.write;
-  const service = await composeService({ store, config, readReplica, log: relay }).catch(async (err) => {
-    await closeStores();
-    throw err;
-  });
-  await checkKeyring(service).catch(async (err) => {
-    await service.close();
-    await closeStores();
-    throw err;
-  });
+  const service = await held.orClose(composeService({ store, config, readReplica, log: relay }));
+  held.add(() => service.close());
+  await held.orClose(checkKeyring(service));
   const readThreads = await startReadThreads(config, service, log);
   const ledger = await buildApp({ ...service.parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
   const requests = requestsJob(config, ledger, readThreads, log);
-  const stopJobs = await startJobs(service.jobs(requests.job)).catch(async (err: unknown) => {
-    await readThreads?.close();
-    await service.close();
-    await closeStores();
-    throw err;
-  });
+  const stopJobs = await held.orClose(startJobs(service.jobs(requests.job)), () => readThreads?.close());
   log('info', `market data: ${service.parts.market.description}`);
   let stopping: Promise<void> | null = null;
   const stop = () => (stopping ??= (async () => {
     await stopJobs();
-    await service.close();
-    await closeStores();
+    await held.close();
   })());
   return { ledger, store, url: requests.url(), readThreads, stop };
+}
+
+/** Resources a start has opened, closed in the reverse order. */
+class Held {
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  add(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
+  async close(): Promise<void> {
+    for (const close of this.closers.splice(0).reverse()) await close();
+  }
+
+  /** `step`'s value; if it fails, `first` (what the step itself started) and then everything held are closed, and the error stands. */
+  async orClose<T>(step: Promise<T>, first?: () => Promise<void> | undefined): Promise<T> {
+    try {
+      return await step;
+    } catch (err) {
+      await first?.();
+      await this.close();
+      throw err;
+    }
+  }
 }
 
 /**
