@@ -416,7 +416,7 @@ export interface paths {
          * Every input of a portfolio's report, to compute it again (NDJSON, streamed)
          * @description Every input of the portfolio's report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/perf_v1.md §8), streamed in bounded memory as the client reads.
          *
-         *     Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"}}`: the report's through_seq and as_of say which report these are the inputs of.
+         *     Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"},"actions_known":{"<symbol>":{"from","through"}}}`: the report's through_seq and as_of say which report these are the inputs of; `actions_known` (perf_v2) the days whose corporate actions the service knew when it computed it (docs/perf_v1.md §4.2).
          *
          *     Then `{"kind":"record","type":"decision"|"execution","chain_seq","id","recorded_at","symbol","content","observation"}` for each record applied, in chain order (`content`: the canon_v1 content text the chain hashes; `observation`: the price at receipt);
          *
@@ -2522,10 +2522,10 @@ export interface operations {
                                 benchmark: {
                                     symbol: string;
                                     /**
-                                     * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                                     * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price); `partial_return` (perf_v2): the service did not know all the benchmark's corporate actions for the period (`benchmark.missing` says which days; caveat `benchmark_actions_missing`), so its figures are neither.
                                      * @enum {string}
                                      */
-                                    basis: "price_return" | "total_return";
+                                    basis: "price_return" | "total_return" | "partial_return";
                                     metrics: {
                                         /** @description Calendar days from the first record's date to the last valued date. */
                                         days: number;
@@ -2693,10 +2693,10 @@ export interface operations {
                                 benchmark: {
                                     symbol: string;
                                     /**
-                                     * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                                     * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price); `partial_return` (perf_v2): the service did not know all the benchmark's corporate actions for the period (`benchmark.missing` says which days; caveat `benchmark_actions_missing`), so its figures are neither.
                                      * @enum {string}
                                      */
-                                    basis: "price_return" | "total_return";
+                                    basis: "price_return" | "total_return" | "partial_return";
                                     metrics: {
                                         /** @description Calendar days from the first record's date to the last valued date. */
                                         days: number;
@@ -3766,7 +3766,7 @@ export interface operations {
                         /** @description 100000.00 USD. */
                         start_value: string;
                         caveats: {
-                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, time_weighted, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
+                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, time_weighted, benchmark_price_return, benchmark_total_return, benchmark_actions_missing, corporate_actions_applied, corporate_actions_missing, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
                             code: string;
                             message: string;
                         }[];
@@ -3835,10 +3835,10 @@ export interface operations {
                         benchmark: {
                             symbol: string;
                             /**
-                             * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                             * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price); `partial_return` (perf_v2): the service did not know all the benchmark's corporate actions for the period (`benchmark.missing` says which days; caveat `benchmark_actions_missing`), so its figures are neither.
                              * @enum {string}
                              */
-                            basis: "price_return" | "total_return";
+                            basis: "price_return" | "total_return" | "partial_return";
                             base_price: string | null;
                             base_from: ("inception_price" | "previous_close" | "first_close") | null;
                             metrics: {
@@ -3905,6 +3905,15 @@ export interface operations {
                                 /** @description The price-return index's cumulative factor after it. */
                                 price_factor: string;
                             }[];
+                            missing?: {
+                                symbol: string;
+                                known: {
+                                    from: string;
+                                    through: string;
+                                } | null;
+                                from: string;
+                                through: string;
+                            } | null;
                         };
                         hit_rate: {
                             "1d": {
@@ -4012,6 +4021,16 @@ export interface operations {
                                 provider_id: string;
                                 /** @description Why the holding is left as it was (a type perf_v2 does not apply, or terms it cannot use). */
                                 reason: string;
+                            }[];
+                            /** @description Holdings whose corporate actions the service did not all know while held (caveat `corporate_actions_missing`); absent in a report computed before this was recorded. */
+                            missing?: {
+                                symbol: string;
+                                known: {
+                                    from: string;
+                                    through: string;
+                                } | null;
+                                from: string;
+                                through: string;
                             }[];
                         };
                         restatement?: {
@@ -4143,7 +4162,7 @@ export interface operations {
                         /** @description 100000.00 USD. */
                         start_value: string;
                         caveats: {
-                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, time_weighted, benchmark_price_return, benchmark_total_return, corporate_actions_applied, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
+                            /** @description What the figures are and are not: synthetic_prices, model_portfolio, trade_derived, time_weighted, benchmark_price_return, benchmark_total_return, benchmark_actions_missing, corporate_actions_applied, corporate_actions_missing, corporate_actions_not_applied, corporate_action_not_applied, restated, mixed_price_sources, awaiting_price, stale (a client ignores a code it does not know). */
                             code: string;
                             message: string;
                         }[];
@@ -4212,10 +4231,10 @@ export interface operations {
                         benchmark: {
                             symbol: string;
                             /**
-                             * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price).
+                             * @description `total_return`: dividends reinvested at the ex-date close (perf_v2's default); `price_return`: splits only (perf_v1, or benchmark_return=price); `partial_return` (perf_v2): the service did not know all the benchmark's corporate actions for the period (`benchmark.missing` says which days; caveat `benchmark_actions_missing`), so its figures are neither.
                              * @enum {string}
                              */
-                            basis: "price_return" | "total_return";
+                            basis: "price_return" | "total_return" | "partial_return";
                             base_price: string | null;
                             base_from: ("inception_price" | "previous_close" | "first_close") | null;
                             metrics: {
@@ -4282,6 +4301,15 @@ export interface operations {
                                 /** @description The price-return index's cumulative factor after it. */
                                 price_factor: string;
                             }[];
+                            missing?: {
+                                symbol: string;
+                                known: {
+                                    from: string;
+                                    through: string;
+                                } | null;
+                                from: string;
+                                through: string;
+                            } | null;
                         };
                         hit_rate: {
                             "1d": {
@@ -4389,6 +4417,16 @@ export interface operations {
                                 provider_id: string;
                                 /** @description Why the holding is left as it was (a type perf_v2 does not apply, or terms it cannot use). */
                                 reason: string;
+                            }[];
+                            /** @description Holdings whose corporate actions the service did not all know while held (caveat `corporate_actions_missing`); absent in a report computed before this was recorded. */
+                            missing?: {
+                                symbol: string;
+                                known: {
+                                    from: string;
+                                    through: string;
+                                } | null;
+                                from: string;
+                                through: string;
                             }[];
                         };
                         restatement?: {

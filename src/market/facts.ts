@@ -8,8 +8,9 @@
 // the next pass). A failure ends the step; it is retried with backoff (the provider's Retry-After
 // when it gave one) and said once when it starts and once when it ends. Never on the write path.
 import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
+import { widen } from '../method/perf/known.ts';
 import { DailyCloses } from './closes.ts';
-import { assetKindOf, type MarketData, type MarketError, type MarketStore, type PricedSymbol, type PriceSource } from './port.ts';
+import { assetKindOf, type KnownRange, type MarketData, type MarketError, type MarketStore, type PricedSymbol, type PriceSource } from './port.ts';
 
 export const FACTS_DEFAULTS = {
   /** A new pass over every symbol this often. */
@@ -161,6 +162,7 @@ export class MarketFacts {
       this.state.actions_added += saved.added;
       this.state.actions_revised += saved.revised;
       if (saved.revised > 0) this.options.onNotice?.('info', `market facts: ${saved.revised} corporate action${saved.revised === 1 ? '' : 's'} corrected by ${provider.source} (stored as new revisions)`);
+      await this.keepAsked(chunk[0]!.source, stocks, { from, through: today });
     }
     for (const t of chunk) {
       if (assetKindOf(t.symbol) === null) continue;
@@ -168,6 +170,12 @@ export class MarketFacts {
       if (!got.ok) return got.error;
     }
     return null;
+  }
+
+  /** Widens each symbol's days asked about by a request that answered (every page of it). */
+  private async keepAsked(source: PriceSource, symbols: string[], asked: KnownRange): Promise<void> {
+    const known = await this.options.store.actionsKnown(source, symbols);
+    await this.options.store.saveActionsKnown(source, Object.fromEntries(symbols.map((s) => [s, widen(known[s] ?? null, asked)])));
   }
 
   private failed(e: { code: string; message: string; retry_after_ms?: number }): boolean {

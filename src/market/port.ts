@@ -11,6 +11,8 @@
 // corporate action (corporate-actions.ts reads Alpaca's), and the stored market facts.
 
 import type { ChainInput, CorporateActionFacts, DecisionTerms, ObservedPrice, PriceSource } from '../method/perf/values.ts';
+import type { ActionsKnown, KnownRange } from '../method/perf/known.ts';
+export type { ActionsKnown, KnownRange };
 
 export type { ChainInput, CorporateActionFacts, DecisionTerms, ObservedPrice, PriceSource };
 
@@ -313,6 +315,10 @@ export interface MarketStore {
   corporateActions(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]>;
   /** Every revision ever stored of the actions that named `symbol` in any revision, oldest row first. */
   corporateActionHistory(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]>;
+  /** The days whose corporate actions `source` was asked about, of each of `symbols` asked about at all. */
+  actionsKnown(source: PriceSource, symbols: string[]): Promise<ActionsKnown>;
+  /** Keeps each symbol's days asked about (replacing what was kept: the caller widens it, method/perf/known.ts). */
+  saveActionsKnown(source: PriceSource, known: ActionsKnown): Promise<void>;
   /** The symbols of priced observations, by source, with the date of the first: what the pricing job keeps facts for. */
   pricedSymbols(): Promise<PricedSymbol[]>;
   /**

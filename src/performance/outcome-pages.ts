@@ -10,7 +10,7 @@
 // the rule the report's own computation followed. Work and bytes grow with the page, not the chain.
 // It owns the page, its cursor and the reasons an outcome is null.
 
-import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
+import { dayNumber, plusDays } from '../method/perf/calendar.ts';
 import { MAX_GAP_DAYS, type DailyCloses } from '../market/closes.ts';
 import type { MarketData, MarketStore, PricedDecision, PriceSource } from '../market/port.ts';
 import type { LedgerStore } from '../store/port.ts';
@@ -125,7 +125,6 @@ type Need = { kind: 'count'; after: string; n: number } | { kind: 'date'; from: 
 type Stretch = { from: string; to: string; closes: Close[] };
 type SymbolCloses = { stretches: Stretch[]; error: string | null };
 
-const plusDays = (date: string, n: number) => dateOfDay(dayNumber(date) + n);
 const minDate = (a: string, b: string) => (a < b ? a : b);
 
 function needsOf(d: DecisionInput): Need[] {

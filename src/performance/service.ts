@@ -24,8 +24,8 @@ import type { BrokerStore } from '../brokers/port.ts';
 import type { LedgerStore } from '../store/port.ts';
 import { DailyCloses } from '../market/closes.ts';
 import { SyntheticMarketData } from '../market/synthetic.ts';
-import { dateOfDay, dayNumber } from '../method/perf/calendar.ts';
-import type { MarketData, MarketError, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
+import { plusDays } from '../method/perf/calendar.ts';
+import type { ActionsKnown, MarketData, MarketError, MarketStore, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { PerformanceStore, StoredReport } from './port.ts';
 import { closesStoredBefore, effectiveDate, type ActionInput, type CloseSave } from '../method/perf/actions.ts';
 import { keepsActions, tradeDerivedActions, uncoveredForTimeWeighted } from '../method/perf/holding-actions.ts';
@@ -56,6 +56,8 @@ type Saved = {
   history?: HistoryVerdict | null;
   /** Broker, history complete (perf_v2): the time-weighted curve published in place of the trade-derived one. */
   time_weighted?: TimeWeightedView | null;
+  /** perf_v2: the days whose corporate actions the service knew of the benchmark and each symbol held, when computed (absent before they were recorded). */
+  actions_known?: ActionsKnown;
 };
 
 export type PerformanceDeps = {
@@ -85,6 +87,8 @@ export type PerformanceDeps = {
    * Default: none.
    */
   corporateActions?: (source: PriceSource, symbols: string[]) => Promise<ActionInput[]>;
+  /** perf_v2: the days whose corporate actions were asked about, by symbol (market/facts.ts keeps them). Absent: the report is not told, and its labels say what it asked for. */
+  actionsKnown?: (source: PriceSource, symbols: string[]) => Promise<ActionsKnown>;
 };
 
 /** The service over an open store's market, performance and broker sub-ports; agents priced synthetically are valued with the model of `seed`. */
@@ -93,7 +97,7 @@ export function performanceOf(store: LedgerStore, o: { provider: MarketData; see
   const { market } = store;
   return new PerformanceService({
     store, market, reports: store.performance, provider: o.provider, synthetic, benchmark: o.benchmark, clock: o.clock, brokers: store.brokers,
-    method: 'perf_v2', corporateActions: (source, symbols) => storedActions(market, source, symbols),
+    method: 'perf_v2', corporateActions: (source, symbols) => storedActions(market, source, symbols), actionsKnown: (source, symbols) => market.actionsKnown(source, symbols),
   });
 }
 
@@ -131,6 +135,9 @@ function actionInput(a: StoredCorporateAction): ActionInput {
   };
 }
 
+/** The publish option of what a saved report knew of the corporate actions (none when stored before it was recorded). */
+const known = (saved: Saved) => (saved.actions_known === undefined ? {} : { actions_known: saved.actions_known });
+
 /** A report as this process holds it, and the chain head and day it was last found current at. */
 type Held = { row: StoredReport; saved: Saved; checked: { head: number; day: string } | null; persisted: { seq: number; at: number } };
 
@@ -144,7 +151,6 @@ const CACHE_CHARS = 64 * 1024 * 1024;
 /** How many days before the first record the benchmark's closes are read (its base may be the close before). */
 const BASE_LOOKBACK_DAYS = 10;
 
-const plusDays = (date: string, n: number) => dateOfDay(dayNumber(date) + n);
 
 type Attempt = { ok: true; saved: Saved; row: StoredReport; scratch: boolean } | { ok: false; unavailable?: Unavailable; failure?: string };
 
@@ -194,7 +200,7 @@ export class PerformanceService {
     const held = this.cache.get(key);
     if (!held) return got;
     const stale = got.value.report.caveats.filter((c) => c.code === 'stale');
-    const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price', time_weighted: held.saved.time_weighted ?? null });
+    const report = publish(held.saved.state, { synthetic: held.saved.synthetic, caveats: this.caveats(portfolio, held.saved) }, null, { benchmark_return: 'price', time_weighted: held.saved.time_weighted ?? null, ...known(held.saved) });
     return ok({ ...got.value, report: { ...report, caveats: [...report.caveats, ...stale] } });
   }
 
@@ -215,7 +221,7 @@ export class PerformanceService {
     if (!held) return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no stored report yet; try again`));
     const source: BundleSource = {
       market: this.deps.market, agentId: agent.id, handle: agent.handle, portfolio, state: held.saved.state, throughSeq: held.row.throughSeq,
-      computedAt: held.row.computedAt, synthetic: held.saved.synthetic,
+      computedAt: held.row.computedAt, synthetic: held.saved.synthetic, ...known(held.saved),
       priceSource: held.saved.source && { source: held.saved.source.source, feed: held.saved.source.feed, synthetic: held.saved.source.synthetic },
     };
     return ok({ header: inputsHeader(source), lines: inputsLines(source) });
@@ -449,7 +455,8 @@ export class PerformanceService {
     const saved: Saved = {
       state: advanced.state, source, mixed_sources: mixed, synthetic: synthetic || source.synthetic, awaiting, history: account.history, time_weighted: account.view, published: null as never,
     };
-    saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null, { time_weighted: account.view });
+    if (advanced.state.corporate !== null && this.deps.actionsKnown) saved.actions_known = await this.deps.actionsKnown(source.source, actionSymbols(advanced.state, []));
+    saved.published = publish(advanced.state, { synthetic: saved.synthetic, caveats: this.caveats(portfolio, saved) }, held?.saved.published ?? null, { time_weighted: account.view, ...known(saved) });
     const row: StoredReport = {
       agentId: agent.id, portfolio, throughSeq, asOf: through, computedAt: this.deps.clock.now().toISOString(), report: JSON.stringify(saved),
     };

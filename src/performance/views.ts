@@ -7,7 +7,7 @@
 
 import { csvDocument, csvNumber, csvText } from './csv.ts';
 import { Dec } from '../method/perf/numbers.ts';
-import type { Caveat, Method, Portfolio, PublishedReport } from '../method/perf/engine.ts';
+import type { BenchmarkBasis, Caveat, Method, Portfolio, PublishedReport } from '../method/perf/engine.ts';
 import type { OutcomePage } from './outcome-pages.ts';
 import type { Computed, PortfolioReport } from './types.ts';
 
@@ -161,8 +161,8 @@ export function outcomesDocument(handle: string, page: OutcomePage & { report: P
 /** A report's headline (the `return` badge): its return since inception and the benchmark's over the same days. */
 export type ReportHeadline = {
   cumulative_return: string | null; benchmark_return: string | null; benchmark: string | null;
-  /** The benchmark's basis: its total return (perf_v2's default) or its price return. */
-  benchmark_basis: 'price_return' | 'total_return';
+  /** The benchmark's basis: its total return (perf_v2's default), its price return, or partial (some of its corporate actions unknown). */
+  benchmark_basis: BenchmarkBasis;
   synthetic: boolean; reason: string | null;
 };
 

@@ -41,8 +41,8 @@ export type PerformanceSummary = {
   benchmark_return: string | null;
   /** The benchmark's symbol (SPY). */
   benchmark: string | null;
-  /** The benchmark's basis, said on the badge: dividends reinvested (total return) or not (price return). */
-  benchmark_basis: 'price_return' | 'total_return';
+  /** The benchmark's basis, said on the badge: dividends reinvested (total return), not (price return), or not all known (partial return). */
+  benchmark_basis: 'price_return' | 'total_return' | 'partial_return';
   /** True when any price behind the figures came from the synthetic provider. */
   synthetic: boolean;
   /** Why cumulative_return is null. */
@@ -77,12 +77,14 @@ export function badgeText(facts: BadgeFacts): BadgeText {
 
 type Said = { message: string; color: string };
 
+const BASIS_WORDS: Record<PerformanceSummary['benchmark_basis'], string> = { total_return: 'total return', price_return: 'price return', partial_return: 'partial return' };
+
 function returnText(p: PerformanceSummary | null): Said {
   if (p === null || p.cumulative_return === null) return { message: DASH, color: COLOURS.lightgrey };
   const own = percent(p.cumulative_return);
   if (p.benchmark_return === null) return { message: own, color: COLOURS.blue };
   const beat = new Decimal(p.cumulative_return).gte(p.benchmark_return);
-  const basis = p.benchmark_basis === 'total_return' ? 'total return' : 'price return';
+  const basis = BASIS_WORDS[p.benchmark_basis];
   return { message: `${own} vs ${p.benchmark ?? 'benchmark'} ${basis} ${percent(p.benchmark_return)}`, color: beat ? COLOURS.brightgreen : COLOURS.red };
 }
 

@@ -46,6 +46,7 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'market_closes' },
   { name: 'market_raw_closes' },
   { name: 'corporate_actions' },
+  { name: 'market_actions_known' },
   { name: 'performance_reports' },
   { name: 'webhook_endpoints' },
   { name: 'webhook_cursor' },

@@ -2,7 +2,7 @@
 // their SQL, shared by both adapters. Owns how a correction becomes a new revision: one statement
 // inserts the next revision of a provider_id unless its current one is identical, so a re-fetch
 // writes nothing and two writers racing on one revision leave one row (the UNIQUE key).
-import type { BrokerSymbol, CorporateActionFacts, PricedSymbol, PriceSource, StoredCorporateAction } from '../market/port.ts';
+import type { ActionsKnown, BrokerSymbol, CorporateActionFacts, PricedSymbol, PriceSource, StoredCorporateAction } from '../market/port.ts';
 import type { Row } from './rows.ts';
 
 const ACTION_FIELDS = [
@@ -97,3 +97,13 @@ export function pricedSymbolFromRow(r: Row): PricedSymbol {
 }
 
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+/** Keeps a symbol's days asked about (source, symbol, from, through), replacing the row kept. */
+export const saveActionsKnownSql = (p: (i: number) => string) => `INSERT INTO market_actions_known (source, symbol, from_date, through_date)
+  VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
+  ON CONFLICT (source, symbol) DO UPDATE SET from_date = excluded.from_date, through_date = excluded.through_date`;
+
+/** Rows of market_actions_known as ActionsKnown. */
+export function actionsKnownFromRows(rows: Row[]): ActionsKnown {
+  return Object.fromEntries(rows.map((r) => [String(r.symbol), { from: String(r.from_date), through: String(r.through_date) }]));
+}

@@ -106,7 +106,7 @@ export function recompute(b: Bundle, basis: BenchmarkReturn = 'total'): Publishe
   if (!got.ok) throw new Error(`the engine refused the bundle: ${got.message}`);
   const complete = h.portfolio === 'broker' && historyVerdict(fills, activities).complete;
   const time_weighted = complete ? timeWeightedView(fills, activities, got.state.series.map((row) => row[0]), closes, uncoveredForTimeWeighted(activities, market)) : null;
-  return publish(got.state, { synthetic: h.synthetic, caveats: [] }, null, { benchmark_return: basis, time_weighted });
+  return publish(got.state, { synthetic: h.synthetic, caveats: [] }, null, { benchmark_return: basis, time_weighted, ...(h.actions_known === undefined ? {} : { actions_known: h.actions_known }) });
 }
 
 /** What of a published performance document is compared (every figure; caveats are text, restatement and events are compared as data). */

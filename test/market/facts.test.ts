@@ -95,6 +95,9 @@ await forEachStore('the pricing job keeps the market facts', (kind) => {
     assert.deepEqual((await market.corporateActions('alpaca', 'SPY')).map((x) => [x.type, x.rate]), [['cash_dividend', '1.7361']]);
     assert.deepEqual(await market.corporateActions('alpaca', 'MSFT'), [], 'only the symbols asked for');
     assert.equal(facts.actions_added, 3);
+    assert.deepEqual(await market.actionsKnown('alpaca', ['NVDA', 'SPY', 'BTC/USD', 'MSFT']), {
+      NVDA: { from: '2026-03-16', through: '2026-03-25' }, SPY: { from: '2026-03-16', through: '2026-03-25' },
+    }, 'the days asked about, kept for the labels of the reports: stocks asked about only');
 
     assert.deepEqual(await market.closes('alpaca', 'NVDA', '2026-01-01', '2026-12-31'), [
       { date: '2026-03-13', close: '900' }, { date: '2026-03-16', close: '910' }, { date: '2026-03-17', close: '920' },
@@ -120,6 +123,7 @@ await forEachStore('the pricing job keeps the market facts', (kind) => {
     assert.deepEqual(history.map((x) => [x.type, x.revision, x.new_rate, x.superseded_by !== null]),
       [['forward_split', 1, '10', true], ['cash_dividend', 1, null, false], ['forward_split', 2, '4', false]]);
     assert.equal(job.status().facts?.actions_revised, 1);
+    assert.deepEqual((await market.actionsKnown('alpaca', ['NVDA'])).NVDA, { from: '2026-03-16', through: '2026-03-25' }, 'a pass the same day keeps the days asked about');
     assert.match(notices.at(-1)!.message, /1 corporate action corrected by alpaca/);
   });
 

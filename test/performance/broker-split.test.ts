@@ -52,7 +52,7 @@ type Event = { date: string; phase: string; type: string; source: string; symbol
 type Doc = {
   basis: string; start_value: string; series: Array<{ date: string; value: string; daily_return: string; benchmark_value: string | null }>;
   holdings: { cash: string; positions: Array<{ symbol: string; quantity: string }> }; caveats: Array<{ code: string; message: string }>;
-  corporate_actions: { events: Event[] }; benchmark: { basis: string };
+  corporate_actions: { events: Event[]; missing?: unknown[] }; benchmark: { basis: string; missing?: unknown };
 };
 
 await forEachStore('a broker account through a split and a dividend (issue 39)', (kind) => {
@@ -131,9 +131,13 @@ await forEachStore('a broker account through a split and a dividend (issue 39)',
       assert.deepEqual(applied.map((e) => [e.date, e.type, e.source, e.quantity_after, e.amount]), [['2026-02-10', 'forward_split', 'account', '100', null], ['2026-02-20', 'cash_dividend', 'account', '100', '25']]);
     });
 
-    it('moves the benchmark by SPY\'s total return on its ex-date, and says total return', async () => {
+    it('moves the benchmark by SPY\'s total return on its ex-date, and says total return (the facts job asked about SPY\'s actions for the whole period)', async () => {
       const d = await doc(agents.midLife.handle);
       assert.equal(d.benchmark.basis, 'total_return');
+      assert.equal(d.benchmark.missing, null);
+      assert.deepEqual(d.corporate_actions.missing, []);
+      const codes = d.caveats.map((c) => c.code);
+      assert.ok(codes.includes('benchmark_total_return') && codes.includes('trade_derived') && !codes.includes('time_weighted'), codes.join());
       const i = d.series.findIndex((r) => r.date === '2026-02-17');
       const r = Number(d.series[i]!.benchmark_value) / Number(d.series[i - 1]!.benchmark_value) - 1;
       const previous = d.series[i - 1]!.date;
@@ -160,6 +164,9 @@ await forEachStore('a broker account through a split and a dividend (issue 39)',
     it('ends with the same holdings, the split and dividend from the account\'s rows, once', async () => {
       const d = await doc(agents.funded.handle);
       assert.equal(d.basis, 'time_weighted');
+      const codes = d.caveats.map((c) => c.code);
+      assert.ok(codes.includes('time_weighted') && !codes.includes('trade_derived') && codes.includes('benchmark_total_return'), codes.join());
+      assert.equal(d.benchmark.basis, 'total_return');
       assert.deepEqual(d.holdings.positions.map((p) => [p.symbol, p.quantity]), [['SPLT', '100']]);
       assert.equal(d.holdings.cash, '2025', '12,000 in, 10,000 for 10 SPLT, 25.00 dividend');
       const events = d.corporate_actions.events.filter((e) => e.symbol === 'SPLT');

@@ -10,6 +10,9 @@ import { PerformanceService, storedActions } from '../../src/performance/service
 import type { CorporateActionFacts } from '../../src/market/port.ts';
 import type { Computed } from '../../src/performance/types.ts';
 import type { Agent } from '../../src/domain/types.ts';
+import { headlineOf } from '../../src/performance/views.ts';
+import { badgeText } from '../../src/site/badge.ts';
+import { basisText } from '../../src/site/browser/performance.ts';
 import { forEachStore } from '../support/stores.ts';
 import { DAY, forgetting, performanceApp, recordYear, type PerformanceApp } from './fixtures.ts';
 
@@ -113,6 +116,73 @@ await forEachStore('performance service, perf_v2', (kind) => {
       assert.equal(price.report.benchmark.basis, 'price_return');
       assert.ok(price.report.caveats.some((c) => c.code === 'benchmark_price_return'));
       assert.deepEqual(price.report.series.map((r) => r.value), total.report.series.map((r) => r.value));
+    });
+  });
+
+  // Issue 39, scope 3: a report computed from scratch each time, told what the store kept of the days asked about.
+  describe('labels follow what the service knew of the corporate actions', () => {
+    const labelled = () => new PerformanceService({
+      store: app.store, market: app.market, reports: forgetting(app.reports), provider: app.provider, synthetic: app.provider, benchmark: 'SPY', clock: app.clock, method: 'perf_v2',
+      corporateActions: (source, symbols) => storedActions(app.market, source, symbols),
+      actionsKnown: (source, symbols) => app.market.actionsKnown(source, symbols),
+    });
+    const codes = (c: Computed) => c.report.caveats.map((x) => x.code);
+    let inception: string;
+    let asOf: string;
+    let held: string[];
+
+    it('none asked about: a partial return, not a total one; the holdings\' actions said missing; the badge and the page say so', async () => {
+      const r = computed(await labelled().report(agent, 'model'));
+      inception = r.report.inception!.slice(0, 10);
+      asOf = r.report.as_of!;
+      held = r.report.corporate_actions!.missing!.map((m) => m.symbol);
+      assert.equal(r.report.benchmark.basis, 'partial_return');
+      assert.equal(r.report.benchmark.missing?.symbol, 'SPY');
+      assert.equal(r.report.benchmark.missing?.known, null);
+      assert.ok(codes(r).includes('benchmark_actions_missing') && !codes(r).includes('benchmark_total_return'), codes(r).join());
+      assert.ok(codes(r).includes('corporate_actions_missing') && !codes(r).includes('corporate_actions_applied'), codes(r).join());
+      assert.ok(held.length > 0, 'the agent held symbols');
+      assert.match(r.report.caveats.find((c) => c.code === 'benchmark_actions_missing')!.message, /SPY: none known for .* \(never fetched from the provider\)/);
+      const headline = headlineOf(r.report);
+      assert.equal(headline.benchmark_basis, 'partial_return');
+      assert.match(badgeText({ style: 'return', caution: null, performance: { ...headline, cumulative_return: '0.1', benchmark_return: '0.05' } }).message, /vs SPY partial return \+5\.0%$/);
+      assert.match(basisText(r.report), /^ \(partial return: none of its dividends and splits known for \d{4}-\d{2}-\d{2} to /);
+    });
+
+    it('asked about for the whole period: a total return, the actions applied; the figures are the same', async () => {
+      const before = computed(await labelled().report(agent, 'model'));
+      await app.market.saveActionsKnown('synthetic', Object.fromEntries(['SPY', ...held].map((s) => [s, { from: '2020-01-01', through: asOf }])));
+      const r = computed(await labelled().report(agent, 'model'));
+      assert.equal(r.report.benchmark.basis, 'total_return');
+      assert.equal(r.report.benchmark.missing, null);
+      assert.deepEqual(r.report.corporate_actions!.missing, []);
+      assert.ok(codes(r).includes('benchmark_total_return') && codes(r).includes('corporate_actions_applied'), codes(r).join());
+      assert.deepEqual(r.report.series, before.report.series, 'the labels change, not the numbers');
+      const price = computed(await labelled().report(agent, 'model', { benchmark_return: 'price' }));
+      assert.equal(price.report.benchmark.basis, 'price_return');
+    });
+
+    it('the benchmark asked about up to a day inside the period: partial, naming the days after it; price return asked: partial too', async () => {
+      const cut = new Date(Date.parse(asOf) - 10 * DAY).toISOString().slice(0, 10);
+      await app.market.saveActionsKnown('synthetic', { SPY: { from: '2020-01-01', through: cut } });
+      const r = computed(await labelled().report(agent, 'model'));
+      assert.equal(r.report.benchmark.basis, 'partial_return');
+      assert.deepEqual(r.report.benchmark.missing?.known, { from: '2020-01-01', through: cut });
+      const next = new Date(Date.parse(cut) + DAY).toISOString().slice(0, 10);
+      assert.match(r.report.caveats.find((c) => c.code === 'benchmark_actions_missing')!.message, new RegExp(`SPY: unknown for ${next} to ${asOf}`));
+      assert.ok(codes(r).includes('corporate_actions_applied'), 'the holdings\' actions are known');
+      const price = computed(await labelled().report(agent, 'model', { benchmark_return: 'price' }));
+      assert.equal(price.report.benchmark.basis, 'partial_return');
+      assert.ok(!codes(price).includes('benchmark_price_return'));
+      assert.ok(inception <= cut);
+    });
+
+    it('one holding asked about from after it was first held: its missing days named, the rest applied', async () => {
+      await app.market.saveActionsKnown('synthetic', { SPY: { from: '2020-01-01', through: asOf }, [held[0]!]: { from: asOf, through: asOf } });
+      const r = computed(await labelled().report(agent, 'model'));
+      assert.equal(r.report.benchmark.basis, 'total_return');
+      assert.deepEqual(r.report.corporate_actions!.missing!.map((m) => m.symbol), [held[0]]);
+      assert.match(r.report.caveats.find((c) => c.code === 'corporate_actions_missing')!.message, new RegExp(`${held[0]}: unknown for `));
     });
   });
 });

@@ -23,8 +23,9 @@ describe('the return badge', () => {
       { label: 'return', message: '-2.0% vs SPY total return +5.0%', color: COLOURS.red });
   });
 
-  it('says the benchmark\'s basis: total return, or price return', () => {
+  it('says the benchmark\'s basis: total return, price return, or partial return (its corporate actions not all known)', () => {
     assert.equal(badgeText({ style: 'return', caution: null, performance: summary({ benchmark_basis: 'price_return' }) }).message, '+12.3% vs SPY price return +8.1%');
+    assert.equal(badgeText({ style: 'return', caution: null, performance: summary({ benchmark_basis: 'partial_return' }) }).message, '+12.3% vs SPY partial return +8.1%');
   });
 
   it('shows the return alone, in blue, when the benchmark is not known', () => {

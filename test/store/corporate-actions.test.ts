@@ -1,7 +1,7 @@
 // Corporate actions as facts (issue 25) in the market sub-port, on both stores: append-only (the
 // database refuses UPDATE, DELETE and TRUNCATE), a re-fetch writes nothing, a provider's correction
 // is a new revision that supersedes the earlier one (kept in the history), current reads by symbol;
-// and the priced symbols the pricing job keeps facts for.
+// and the priced symbols the pricing job keeps facts for; the days whose actions were asked about.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { CorporateActionFacts, MarketStore } from '../../src/market/port.ts';
@@ -103,6 +103,19 @@ await forEachStore('corporate actions in the market store', (kind) => {
     const many = Array.from({ length: 300 }, (_, i) => dividend(`bulk-${i}`, 'KO', `2026-${String(1 + (i % 12)).padStart(2, '0')}-10`, '0.51'));
     assert.deepEqual(await market.saveCorporateActions([...many, ...many], SEEN), { added: 300, revised: 0 });
     assert.equal((await market.corporateActions('alpaca', 'KO')).length, 300);
+  });
+
+  test('the days asked about, by source and symbol: kept as given (the caller widens), read for the symbols asked for', async () => {
+    assert.deepEqual(await market.actionsKnown('alpaca', []), {});
+    assert.deepEqual(await market.actionsKnown('alpaca', ['KNWN']), {}, 'never asked about');
+    await market.saveActionsKnown('alpaca', { KNWN: { from: '2026-01-05', through: '2026-03-02' }, 'BRK.B': { from: '2026-02-01', through: '2026-03-02' } });
+    await market.saveActionsKnown('synthetic', { KNWN: { from: '2025-01-01', through: '2025-01-02' } });
+    assert.deepEqual(await market.actionsKnown('alpaca', ['KNWN', 'BRK.B', 'NONE']), {
+      KNWN: { from: '2026-01-05', through: '2026-03-02' }, 'BRK.B': { from: '2026-02-01', through: '2026-03-02' },
+    });
+    await market.saveActionsKnown('alpaca', { KNWN: { from: '2026-01-01', through: '2026-03-09' } });
+    assert.deepEqual(await market.actionsKnown('alpaca', ['KNWN']), { KNWN: { from: '2026-01-01', through: '2026-03-09' } });
+    assert.deepEqual(await market.actionsKnown('synthetic', ['KNWN']), { KNWN: { from: '2025-01-01', through: '2025-01-02' } }, 'by source');
   });
 });
 

@@ -8,6 +8,7 @@
 
 import type { CorporateActionFacts, ObservedPrice, PriceSource } from './values.ts';
 import type { EngineState, Portfolio } from './engine.ts';
+import type { ActionsKnown } from './known.ts';
 
 export const INPUTS_FORMAT = 'perf_inputs_v1';
 /** Days before the inception date the benchmark's closes are given from (the report's base may be the close before it). */
@@ -29,6 +30,12 @@ export type InputsHeader = {
   benchmark: { symbol: string; inception_price: string | null };
   /** Closes are given from these dates on: the inception date (symbols), BENCHMARK_LOOKBACK_DAYS before it (benchmark). */
   closes_from: { symbols: string | null; benchmark: string | null };
+  /**
+   * perf_v2: the days whose corporate actions the service knew when it computed the report, of the
+   * benchmark and each symbol held (known.ts; the report's labels follow them). Absent when the
+   * report was stored before they were recorded: its labels then say what was asked for.
+   */
+  actions_known?: ActionsKnown;
 };
 
 /** One record the report applied: a decision (model) with its observation, or an execution or an account activity (broker). */

@@ -17,6 +17,11 @@ export function dateOfDay(day: number): string {
   return `${String(year).padStart(4, '0')}-${month < 10 ? '0' : ''}${month}-${d < 10 ? '0' : ''}${d}`;
 }
 
+/** The ISO date `n` days after (before, when negative) `date`. */
+export function plusDays(date: string, n: number): string {
+  return dateOfDay(dayNumber(date) + n);
+}
+
 /** Monday to Friday. 1970-01-01 (day 0) was a Thursday. */
 export function isWeekday(day: number): boolean {
   const weekday = (((day + 4) % 7) + 7) % 7; // 0 = Sunday

@@ -22,6 +22,8 @@
 import { compareActions, effectiveDate, factKey, latestVersions, learnedLate, payDate, ratioText, sourceOf, termsOf, type ActionInput, type AppliedAction } from './actions.ts';
 
 export type { AppliedAction } from './actions.ts';
+import { plusDays } from './calendar.ts';
+import { describeMissing, missingPart, type ActionsKnown, type Missing } from './known.ts';
 import { Dec, money, plain } from './numbers.ts';
 import { addToDate, directionOf, firstIndexFrom, hitRateOf, parseHorizon, type HitRate } from './outcomes.ts';
 import { benchmarkValue, summarise, type SeriesRow } from './perf.ts';
@@ -701,6 +703,13 @@ function record(s: EngineState, h: HorizonKey, hit: boolean): void {
 
 export type Caveat = { code: string; message: string };
 
+/**
+ * The benchmark's basis as published: its total return or price return when its corporate actions
+ * were known for the whole period (or when the report was not told what was known: stored before
+ * that was recorded), else `partial_return` (`benchmark.missing` says which days).
+ */
+export type BenchmarkBasis = 'price_return' | 'total_return' | 'partial_return';
+
 export type PublishedReport = {
   method: Method;
   portfolio: Portfolio;
@@ -713,13 +722,13 @@ export type PublishedReport = {
   start_value: string;
   series: SeriesRow[];
   metrics: Metrics & RelativeMetrics;
-  benchmark: EngineState['benchmark'] & { basis: 'price_return' | 'total_return'; metrics: Metrics | null; events?: BenchmarkEvent[] };
+  benchmark: EngineState['benchmark'] & { basis: BenchmarkBasis; metrics: Metrics | null; events?: BenchmarkEvent[]; missing?: Missing | null };
   hit_rate: Record<HorizonKey, HitRate> | null;
   holdings: { cash: string; positions: Array<{ symbol: string; quantity: string; mark: string }>; receivable?: string };
   records: EngineState['counts'] & { pending_outcomes: number };
   notes: EngineState['notes'];
   /** perf_v2: the corporate actions applied (and not), and whether the figures were restated. */
-  corporate_actions?: { events: AppliedAction[]; not_applied: NotApplied[] };
+  corporate_actions?: { events: AppliedAction[]; not_applied: NotApplied[]; missing?: Missing[] };
   restatement?: { from: string; actions: Restatement[] } | null;
 };
 
@@ -736,7 +745,30 @@ export type TimeWeightedView = {
   events?: AppliedAction[];
 };
 
-export type PublishOptions = { benchmark_return?: BenchmarkReturn; time_weighted?: TimeWeightedView | null };
+export type PublishOptions = {
+  benchmark_return?: BenchmarkReturn;
+  time_weighted?: TimeWeightedView | null;
+  /** perf_v2: the days whose corporate actions the service knew, by symbol; absent in a report stored before they were recorded. */
+  actions_known?: ActionsKnown;
+};
+
+/** What a perf_v2 report needed of the corporate actions and did not know: the benchmark's, and each holding's while held. */
+type Gaps = { benchmark: Missing | null; holdings: Missing[] };
+
+function gapsOf(s: EngineState, known: ActionsKnown, holdings: boolean): Gaps {
+  const c = s.corporate;
+  const through = s.valued_through;
+  if (c === null || through === null || s.inception === null) return { benchmark: null, holdings: [] };
+  const after = (date: string) => plusDays(date, 1); // an action on the base's or the first holding's date changes nothing
+  const benchmark = missingPart(known, s.benchmark.symbol, after(c.benchmark.base_date ?? plusDays(utcDate(s.inception), -1)), through);
+  const held = holdings ? c.held_from.map(([symbol, date]) => missingPart(known, symbol, after(date), through)) : [];
+  return { benchmark, holdings: held.filter((m): m is Missing => m !== null) };
+}
+
+/** The basis the numbers follow: what was asked, unless part of the benchmark's actions was not known. */
+function basisOf(asked: 'price_return' | 'total_return', gaps: Gaps | null): BenchmarkBasis {
+  return gaps?.benchmark ? 'partial_return' : asked;
+}
 
 /**
  * The public report of a state: series with daily returns, every metric, hit rates, holdings.
@@ -745,11 +777,13 @@ export type PublishOptions = { benchmark_return?: BenchmarkReturn; time_weighted
  * is its total return unless `benchmark_return` is 'price'.
  */
 export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, previous: PublishedReport | null = null, options: PublishOptions = {}): PublishedReport {
-  const basis = s.corporate !== null && options.benchmark_return !== 'price' ? 'total_return' : 'price_return';
+  const asked = s.corporate !== null && options.benchmark_return !== 'price' ? 'total_return' : 'price_return';
   const tw = s.portfolio === 'broker' ? options.time_weighted ?? null : null;
-  if (tw !== null) return publishTimeWeighted(s, meta, basis, tw);
+  const gaps = s.corporate === null || options.actions_known === undefined ? null : gapsOf(s, options.actions_known, tw === null);
+  if (tw !== null) return publishTimeWeighted(s, meta, asked, gaps, tw);
+  const basis = basisOf(asked, gaps);
   const same = previous !== null && previous.basis !== 'time_weighted' && previous.series.length === s.series.length && previous.inception === s.inception && previous.benchmark.basis === basis;
-  const { series, metrics, benchmarkMetrics } = same ? { series: previous.series, metrics: previous.metrics, benchmarkMetrics: previous.benchmark.metrics } : summariseState(s, basis === 'total_return' || s.corporate === null ? 2 : 3);
+  const { series, metrics, benchmarkMetrics } = same ? { series: previous.series, metrics: previous.metrics, benchmarkMetrics: previous.benchmark.metrics } : summariseState(s, asked === 'total_return' || s.corporate === null ? 2 : 3);
   const hit_rate = s.portfolio === 'model'
     ? Object.fromEntries(HORIZON_KEYS.map((h) => [h, hitRateOf(s.hits[h][0], s.hits[h][1])])) as Record<HorizonKey, HitRate>
     : null;
@@ -758,7 +792,7 @@ export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Cav
     portfolio: s.portfolio,
     basis: s.portfolio === 'model' ? 'decisions_at_receipt_price' : 'trade_derived',
     synthetic: meta.synthetic,
-    caveats: s.corporate === null ? meta.caveats : [...meta.caveats, ...corporateCaveats(s, s.corporate, basis)],
+    caveats: s.corporate === null ? meta.caveats : [...meta.caveats, ...corporateCaveats(s, s.corporate, asked, gaps)],
     inception: s.inception,
     as_of: s.valued_through,
     start_value: money(new Dec(s.start_value)),
@@ -779,6 +813,10 @@ export function publish(s: EngineState, meta: { synthetic: boolean; caveats: Cav
     report.holdings.receivable = s.book.receivable ?? '0';
     report.corporate_actions = { events: c.events, not_applied: c.not_applied };
     report.restatement = restatementOf(c.restatements);
+    if (gaps !== null) {
+      report.benchmark.missing = gaps.benchmark;
+      report.corporate_actions.missing = gaps.holdings;
+    }
   }
   return report;
 }
@@ -794,8 +832,9 @@ function restatementOf(restatements: Restatement[]): PublishedReport['restatemen
  * activity covers). The state's own corporate caveats are the benchmark's (its events, and
  * restatements of its symbol).
  */
-function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, basis: 'price_return' | 'total_return', tw: TimeWeightedView): PublishedReport {
-  const column = basis === 'total_return' || s.corporate === null ? 2 : 3;
+function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats: Caveat[] }, asked: 'price_return' | 'total_return', gaps: Gaps | null, tw: TimeWeightedView): PublishedReport {
+  const column = asked === 'total_return' || s.corporate === null ? 2 : 3;
+  const basis = basisOf(asked, gaps);
   const dates = s.series.map((row) => row[0]).join('\n');
   if (tw.values.map((p) => p.date).join('\n') !== dates) throw new Error('the time-weighted curve is not valued on the dates of the series');
   const bench = s.benchmark.base_price === null ? null : s.series.map((row) => ({ date: row[0], value: row[column] as string }));
@@ -805,7 +844,7 @@ function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats
   const c = s.corporate;
   const restatements = c === null ? [] : c.restatements.filter((r) => r.symbol === s.benchmark.symbol);
   const benchmarkOnly: CorporateState | null = c === null ? null : { ...c, restatements, not_applied: c.not_applied.filter((n) => n.reason.startsWith('benchmark:')) };
-  const caveats = benchmarkOnly === null ? meta.caveats : [...meta.caveats, ...corporateCaveats(s, benchmarkOnly, basis).filter((x) => x.code !== 'corporate_actions_applied')];
+  const caveats = benchmarkOnly === null ? meta.caveats : [...meta.caveats, ...corporateCaveats(s, benchmarkOnly, asked, gaps).filter((x) => x.code !== 'corporate_actions_applied')];
   const report: PublishedReport = {
     method: s.method, portfolio: s.portfolio, basis: 'time_weighted', synthetic: meta.synthetic, caveats, inception: s.inception, as_of: s.valued_through,
     start_value: money(new Dec(s.start_value)), series, metrics, benchmark: { ...s.benchmark, basis, metrics: benchmarkMetrics }, hit_rate: null,
@@ -818,18 +857,22 @@ function publishTimeWeighted(s: EngineState, meta: { synthetic: boolean; caveats
     report.holdings.receivable = '0';
     report.corporate_actions = { events: tw.events ?? [], not_applied: benchmarkOnly.not_applied };
     report.restatement = restatementOf(restatements);
+    if (gaps !== null) {
+      report.benchmark.missing = gaps.benchmark;
+      report.corporate_actions.missing = [];
+    }
   }
   return report;
 }
 
-/** The caveats a perf_v2 state gives of itself: the benchmark's basis, restatements, actions not applied. */
-function corporateCaveats(s: EngineState, c: CorporateState, basis: 'price_return' | 'total_return'): Caveat[] {
-  const list: Caveat[] = [];
-  const symbol = s.benchmark.symbol;
-  list.push(basis === 'total_return'
-    ? { code: 'benchmark_total_return', message: `Benchmark ${symbol}: total return from raw closes, splits applied on their ex-date and dividends reinvested at the ex-date close (benchmark_return=price for the price return).` }
-    : { code: 'benchmark_price_return', message: `Benchmark ${symbol}: price return from raw closes, splits applied on their ex-date, dividends not reinvested (asked with benchmark_return=price).` });
-  list.push({ code: 'corporate_actions_applied', message: 'Raw closes; splits and stock dividends change the holdings on their ex-date, cash dividends are accrued on the ex-date and paid into cash on the payable date, fractions left by a reverse split are paid in cash at the ex-date close.' });
+/** The caveats a perf_v2 state gives of itself: the benchmark's basis, the actions applied (or not known), restatements, actions not applied. */
+function corporateCaveats(s: EngineState, c: CorporateState, asked: 'price_return' | 'total_return', gaps: Gaps | null): Caveat[] {
+  const list: Caveat[] = [benchmarkCaveat(s.benchmark.symbol, asked, gaps?.benchmark ?? null)];
+  const applied = 'Raw closes; splits and stock dividends change the holdings on their ex-date, cash dividends are accrued on the ex-date and paid into cash on the payable date, fractions left by a reverse split are paid in cash at the ex-date close';
+  const missing = gaps?.holdings ?? [];
+  list.push(missing.length === 0
+    ? { code: 'corporate_actions_applied', message: `${applied}.` }
+    : { code: 'corporate_actions_missing', message: `${applied}, for the days the service knew the actions of; it did not know them all while these were held (${missing.map(describeMissing).join('; ')}): an action of those days is not applied, and a split there shows as a gain or a fall on its day.` });
   const restated = [...c.restatements].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
   if (restated.length > 0) {
     const why = restated.map((r) => `${r.reason === 'correction' ? 'a correction of' : 'the late'} ${r.type} ${r.provider_id} of ${r.symbol} (learned ${r.seen_at}, after a close of ${r.symbol} it changes was stored at ${r.close_stored_at}; effective ${r.from})`).join('; ');
@@ -845,6 +888,17 @@ function corporateCaveats(s: EngineState, c: CorporateState, basis: 'price_retur
     list.push({ code: 'corporate_action_not_applied', message: `${first.type} of ${first.symbol} (${rows.map((r) => `${r.date}, ${r.provider_id}`).join('; ')}) touches ${first.reason.startsWith('benchmark:') ? 'the benchmark' : 'a holding'} and is not applied: ${first.reason.replace(/^benchmark: /, '')}; the holding is left as it was.` });
   }
   return list;
+}
+
+/** What the benchmark's figures are: the basis asked, or what part of its actions they lack. */
+function benchmarkCaveat(symbol: string, asked: 'price_return' | 'total_return', missing: Missing | null): Caveat {
+  if (missing !== null) {
+    const lacks = asked === 'total_return' ? 'its dividends and splits' : 'its splits';
+    return { code: 'benchmark_actions_missing', message: `Benchmark ${symbol}: not a ${asked === 'total_return' ? 'total' : 'price'} return: the service did not know all its corporate actions (${describeMissing(missing)}), so ${lacks} of those days are not in its figures (a partial return).` };
+  }
+  return asked === 'total_return'
+    ? { code: 'benchmark_total_return', message: `Benchmark ${symbol}: total return from raw closes, splits applied on their ex-date and dividends reinvested at the ex-date close (benchmark_return=price for the price return).` }
+    : { code: 'benchmark_price_return', message: `Benchmark ${symbol}: price return from raw closes, splits applied on their ex-date, dividends not reinvested (asked with benchmark_return=price).` };
 }
 
 function summariseState(s: EngineState, column: 2 | 3) {

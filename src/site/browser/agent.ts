@@ -6,7 +6,7 @@
 // decision's outcome from GET /v1/agents/<handle>/performance/outcomes (the timeline's page).
 // Without a report it says "no performance yet" and why.
 import { html } from './html.ts';
-import { corporateEventsList, formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from './performance.ts';
+import { basisText, corporateEventsList, formatRatio, metricsTable, outcomeText, type OutcomeLike, type ReportLike } from './performance.ts';
 
 type UPlotCtor = new (opts: object, data: (number | null)[][], target: HTMLElement) => { setSize(s: { width: number; height: number }): void };
 declare const uPlot: UPlotCtor | undefined;
@@ -43,8 +43,7 @@ function summaryText(r: ReportLike): string {
   // From the start value (what the curve starts at, before the first close), as the metrics count it.
   const start = r.start_value ?? first.value;
   const change = (a: string | null, b: string | null) => (a && b && Number(a) !== 0 ? formatRatio(String(Number(b) / Number(a) - 1), 'pct') : 'n/a');
-  const basis = r.benchmark?.basis === 'total_return' ? ' (total return)' : r.benchmark?.basis === 'price_return' ? ' (price return)' : '';
-  const bench = `${r.benchmark?.symbol ?? 'the benchmark'}${basis}`;
+  const bench = `${r.benchmark?.symbol ?? 'the benchmark'}${basisText(r)}`;
   return `From ${first.date} to ${last.date}: the portfolio went from ${start} to ${last.value} (${change(start, last.value)}); ${bench} ${change(start, last.benchmark_value)} over the same days.`;
 }
 

@@ -16,10 +16,22 @@ export type ReportLike = {
   start_value?: string;
   series?: { date: string; value: string; daily_return: string; benchmark_value: string | null }[];
   metrics?: Record<string, MetricValue | number>;
-  benchmark?: { symbol?: string; basis?: string; metrics?: Record<string, MetricValue | number> | null };
+  benchmark?: { symbol?: string; basis?: string; metrics?: Record<string, MetricValue | number> | null; missing?: { from: string; through: string; known: { from: string; through: string } | null } | null };
   /** perf_v2: the corporate actions applied to the holdings. */
   corporate_actions?: { events?: CorporateEventLike[] };
 };
+
+/** The benchmark's basis in words: " (total return)", " (price return)", or what a partial return lacks. */
+export function basisText(report: ReportLike): string {
+  const b = report.benchmark;
+  if (b?.basis === 'total_return') return ' (total return)';
+  if (b?.basis === 'price_return') return ' (price return)';
+  if (b?.basis !== 'partial_return') return '';
+  const m = b.missing;
+  if (!m) return ' (partial return: not all its dividends and splits were known)';
+  if (!m.known) return ` (partial return: none of its dividends and splits known for ${m.from} to ${m.through})`;
+  return ` (partial return: its dividends and splits known for ${m.known.from} to ${m.known.through} only, of ${m.from} to ${m.through})`;
+}
 
 /** An event of a perf_v2 report's `corporate_actions.events`, as far as it is shown. */
 export type CorporateEventLike = {

@@ -4,11 +4,11 @@
 // dies (or its connection does) PostgreSQL frees the lock for another.
 import pg from 'pg';
 import type {
-  BrokerSymbol, ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  ActionsKnown, BrokerSymbol, ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction,
 } from '../../market/port.ts';
 import type { PerformanceStore, StoredReport } from '../../performance/port.ts';
-import { actionHistorySql, actionsFromRows, brokerSymbolFromRow, brokerSymbolsSql, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
+import { actionHistorySql, actionsFromRows, actionsKnownFromRows, saveActionsKnownSql, brokerSymbolFromRow, brokerSymbolsSql, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, TERM_NAMES, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
@@ -168,6 +168,16 @@ export class PostgresMarketStore implements MarketStore, PerformanceStore {
 
   async pricedSymbols(): Promise<PricedSymbol[]> {
     return (await this.q(PRICED_SYMBOLS_SQL)).map(pricedSymbolFromRow);
+  }
+
+  async actionsKnown(source: PriceSource, symbols: string[]): Promise<ActionsKnown> {
+    if (symbols.length === 0) return {};
+    return actionsKnownFromRows(await this.q('SELECT symbol, from_date, through_date FROM market_actions_known WHERE source = $1 AND symbol = ANY($2::text[])', [source, symbols]));
+  }
+
+  async saveActionsKnown(source: PriceSource, known: ActionsKnown): Promise<void> {
+    const sql = saveActionsKnownSql(p);
+    for (const [symbol, range] of Object.entries(known)) await this.q(sql, [source, symbol, range.from, range.through]);
   }
 
   async brokerSymbols(): Promise<BrokerSymbol[]> {

@@ -569,6 +569,17 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX log_anchors_due ON log_anchors (next_attempt_at, tree_size) WHERE status = 'pending';
   `,
+  // The days whose corporate actions the pricing job asked each provider about, by symbol (state,
+  // widened by each request, not a fact): a report says "total return" only for days covered.
+  `
+  CREATE TABLE market_actions_known (
+    source TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    from_date TEXT NOT NULL,
+    through_date TEXT NOT NULL,
+    PRIMARY KEY (source, symbol)
+  );
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

@@ -3,11 +3,11 @@
 // SQLite serves one process, so the pricing job's hold is kept in this process. Its writes commit
 // off the event loop, as the appends do (the host's writeOffLoop).
 import type {
-  BrokerSymbol, ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
+  ActionsKnown, BrokerSymbol, ChainInput, ChainTerms, CloseFact, CloseFetch, CorporateActionFacts, MarketStore, PendingPrice, PricedDecision, PricedSymbol, PriceObservation, PriceSource, PricingHold, SavedActions,
   StoredClose, StoredCorporateAction,
 } from '../../market/port.ts';
 import type { PerformanceStore, StoredReport } from '../../performance/port.ts';
-import { actionHistorySql, actionsFromRows, brokerSymbolFromRow, brokerSymbolsSql, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
+import { actionHistorySql, actionsFromRows, actionsKnownFromRows, saveActionsKnownSql, brokerSymbolFromRow, brokerSymbolsSql, currentActionsSql, PRICED_SYMBOLS_SQL, pricedSymbolFromRow, saveActionSql, saveActionValues } from '../corporate-action-rows.ts';
 import {
   chainInputFromArray, chainInputSql, chainTermsFromArray, chainTermsSql, COUNT_OBSERVATIONS_SQL, countPendingSql, NEWEST_DECISION_SQL, OBSERVATION_COLUMNS, observationFromRow, observationValues, observedPrefixOf,
   observedPrefixSql, pendingFromRow, pendingSql, PRICED_DECISION_COLUMNS, pricedDecisionFromArray, pricedDecisionsSql, reportFromRow,
@@ -181,6 +181,18 @@ export class SqliteMarketStore implements MarketStore, PerformanceStore {
 
   async corporateActionHistory(source: PriceSource, symbol: string): Promise<StoredCorporateAction[]> {
     return actionsFromRows(this.rows(actionHistorySql(n), named([source, symbol])));
+  }
+
+  async actionsKnown(source: PriceSource, symbols: string[]): Promise<ActionsKnown> {
+    if (symbols.length === 0) return {};
+    return actionsKnownFromRows(this.rows('SELECT symbol, from_date, through_date FROM market_actions_known WHERE source = ? AND symbol IN (SELECT value FROM json_each(?))', source, JSON.stringify(symbols)));
+  }
+
+  async saveActionsKnown(source: PriceSource, known: ActionsKnown): Promise<void> {
+    const save = this.db.prepare(saveActionsKnownSql(q));
+    await this.store.writeTransaction(() => {
+      for (const [symbol, range] of Object.entries(known)) save.run(source, symbol, range.from, range.through);
+    });
   }
 
   async pricedSymbols(): Promise<PricedSymbol[]> {

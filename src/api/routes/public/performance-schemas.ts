@@ -23,7 +23,7 @@ export const InputsQuery = Type.Object({
 
 export const INPUTS_DESCRIPTION = [
   'Every input of the portfolio\'s report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/perf_v1.md §8), streamed in bounded memory as the client reads.',
-  'Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"}}`: the report\'s through_seq and as_of say which report these are the inputs of.',
+  'Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"},"actions_known":{"<symbol>":{"from","through"}}}`: the report\'s through_seq and as_of say which report these are the inputs of; `actions_known` (perf_v2) the days whose corporate actions the service knew when it computed it (docs/perf_v1.md §4.2).',
   'Then `{"kind":"record","type":"decision"|"execution","chain_seq","id","recorded_at","symbol","content","observation"}` for each record applied, in chain order (`content`: the canon_v1 content text the chain hashes; `observation`: the price at receipt);',
   '`{"kind":"corporate_action","provider_id","revision","source","type","symbol","ex_date","payable_date","process_date","record_date","old_rate","new_rate","rate","special","seen_at","raw"}` for each version of each corporate action the report was given;',
   '`{"kind":"close","symbol","date","close","fetched_at"}` for each stored raw close of each symbol of the records (from the inception date) and of the benchmark (from 10 days before it), by symbol then date;',
@@ -31,10 +31,15 @@ export const INPUTS_DESCRIPTION = [
 ].join('\n\n');
 
 const METHOD = stringEnum(['perf_v1', 'perf_v2'] as const, { description: 'The method of the figures (docs/perf_v1.md): perf_v2 applies corporate actions to raw closes.' });
-const BENCHMARK_BASIS = stringEnum(['price_return', 'total_return'] as const, { description: '`total_return`: dividends reinvested at the ex-date close (perf_v2\'s default); `price_return`: splits only (perf_v1, or benchmark_return=price).' });
+const BENCHMARK_BASIS = stringEnum(['price_return', 'total_return', 'partial_return'] as const, { description: '`total_return`: dividends reinvested at the ex-date close (perf_v2\'s default); `price_return`: splits only (perf_v1, or benchmark_return=price); `partial_return` (perf_v2): the service did not know all the benchmark\'s corporate actions for the period (`benchmark.missing` says which days; caveat `benchmark_actions_missing`), so its figures are neither.' });
+const Missing = Type.Object({
+  symbol: Type.String(),
+  known: nullable(Type.Object({ from: DATE, through: DATE }, { description: 'The days whose actions (by ex-date) the service had asked the provider about; null: never.' })),
+  from: DATE, through: DATE,
+}, { description: 'perf_v2: a symbol whose corporate actions the report needed from `from` through `through` and did not all know.' });
 const CAVEAT_CODES = [
-  'synthetic_prices', 'model_portfolio', 'trade_derived', 'time_weighted', 'benchmark_price_return', 'benchmark_total_return', 'corporate_actions_applied',
-  'corporate_actions_not_applied', 'corporate_action_not_applied', 'restated', 'mixed_price_sources', 'awaiting_price', 'stale',
+  'synthetic_prices', 'model_portfolio', 'trade_derived', 'time_weighted', 'benchmark_price_return', 'benchmark_total_return', 'benchmark_actions_missing',
+  'corporate_actions_applied', 'corporate_actions_missing', 'corporate_actions_not_applied', 'corporate_action_not_applied', 'restated', 'mixed_price_sources', 'awaiting_price', 'stale',
 ] as const;
 
 const Metric = Type.Object({
@@ -124,6 +129,7 @@ const NotApplied = Type.Object({
 const CorporateActions = Type.Object({
   events: Type.Array(AppliedAction, { description: 'Every event applied to the holdings, in date order.' }),
   not_applied: Type.Array(NotApplied, { description: 'Actions touching a holding or the benchmark that were not applied (a caveat names them).' }),
+  missing: Type.Optional(Type.Array(Missing, { description: 'Holdings whose corporate actions the service did not all know while held (caveat `corporate_actions_missing`); absent in a report computed before this was recorded.' })),
 }, { description: 'perf_v2: the corporate actions of the symbols held (docs/perf_v1.md §4.2).' });
 
 const Restatement = Type.Object({
@@ -159,6 +165,7 @@ const BenchmarkView = Type.Object({
   base_from: nullable(stringEnum(['inception_price', 'previous_close', 'first_close'] as const, { description: '`inception_price`: observed at the first record\'s receipt; else the last close before its date; else the first close.' })),
   metrics: nullable(BenchmarkMetrics),
   events: Type.Optional(Type.Array(BenchmarkEvent, { description: 'perf_v2: the benchmark\'s corporate actions applied to its index.' })),
+  missing: Type.Optional(nullable(Missing)),
 });
 
 const Note = Type.Object({ record_id: Type.String(), code: Type.String(), message: Type.String() });
