@@ -51,6 +51,7 @@ await forEachStore('perf_v2 over HTTP: corporate actions from the store', (kind)
     const actions = await provider.corporateActions(['META', 'SPY'], '2024-01-01', '2024-02-29');
     assert.ok(actions.ok);
     await market.saveCorporateActions(actions.value, '2024-01-10T16:00:00.000Z');
+    await market.saveActionsKnown('synthetic', { META: { from: '2024-01-01', through: '2024-02-29' }, SPY: { from: '2024-01-01', through: '2024-02-29' } }); // and the days it asked about
     clock.t = Date.UTC(2024, 1, 20, 15, 0, 0);
   });
   after(async () => {
