@@ -216,9 +216,9 @@ def _line_problem(line: RecordLine, chain: ChainRecord | None, types: tuple[str,
     if chain.id != line.id:
         return f"{at} of the inputs: the chain's record at seq {chain.seq} is {chain.id}"
     if chain.type != line.type:
-        return f"{at} of the inputs is a {json.dumps(line.type)}, the chain's a {json.dumps(chain.type)}"
+        return f"{at} of the inputs is of type {json.dumps(line.type)}, the chain's of type {json.dumps(chain.type)}"
     if line.type not in types:
-        return f"{at} of the inputs is a {json.dumps(line.type)}: the {portfolio} report applies only {' and '.join(types)} records"
+        return f"{at} of the inputs is of type {json.dumps(line.type)}: the {portfolio} report applies only {' and '.join(types)} records"
     if chain.recorded_at != line.recorded_at:
         return f"{at} of the inputs says recorded_at {line.recorded_at}, the chain {chain.recorded_at}"
     if line.content_hash != chain.content_hash:
@@ -230,7 +230,7 @@ def _left_out(chain: dict[int, ChainRecord], types: tuple[str, ...], start: int,
     for seq in range(start, stop):
         left = chain.get(seq)
         if left is not None and left.type in types:
-            return f"{_where(seq, left.id)}, a {left.type} of the chain, is not in the inputs: left out"
+            return f"{_where(seq, left.id)}, the chain's {left.type}, is not in the inputs: left out"
     return None
 
 

@@ -268,7 +268,7 @@ def _flip_synthetic(lines: list[dict[str, Any]]) -> None:
 
 PERFORMANCE_TAMPERING = {
     "a record's content changed": (_change_content, r"record seq 3 \(dec_\w+\) of the inputs: its content hashes to [0-9a-f]{64}, the chain's content_hash is [0-9a-f]{64}"),
-    "a record left out": (lambda lines: lines.remove(_record(lines, 2)), r"record seq 2 \(dec_\w+\), a decision of the chain, is not in the inputs: left out"),
+    "a record left out": (lambda lines: lines.remove(_record(lines, 2)), r"record seq 2 \(dec_\w+\), the chain's decision, is not in the inputs: left out"),
     "a record repeated": (lambda lines: lines.insert(lines.index(_record(lines, 4)), dict(_record(lines, 4))),
                           r"record seq 4 \(dec_\w+\) of the inputs comes after seq 4: a record added, repeated or out of chain order"),
     "a synthetic label contradicting the report": (_flip_synthetic, r"the report says synthetic: (true|false), its inputs synthetic: (true|false)"),

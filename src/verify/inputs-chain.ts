@@ -16,7 +16,8 @@ import type { Portfolio } from '../method/perf/engine.ts';
 import { openUrl, UnusableInput, type ChainPage, type Source } from './documents.ts';
 import { publishedVkey } from './proof.ts';
 import type { Failure } from './records.ts';
-import { inlineRunner, verificationOf, verifyChainPages, verifyProof, type Verification } from './walk.ts';
+import { defaultWorkerCount, workerPool } from './pool.ts';
+import { QUEUE_PER_WORKER, inlineRunner, verificationOf, verifyChainPages, verifyProof, type ChunkRunner, type Verification } from './walk.ts';
 
 /** What the binding needs of one chain record (seq at most through_seq). */
 export type ChainSummary = { seq: number; id: string; type: string; recorded_at: string; content_hash: string; chain_hash: string };
@@ -60,16 +61,25 @@ async function* pagesThrough(pages: AsyncIterable<ChainPage>, throughSeq: number
 export type ChainThrough = { verification: Verification; records: Map<number, ChainSummary>; head: number };
 
 /** The agent's chain from seq 1 through `throughSeq`, verified, with its records summarised. */
-export async function chainThrough(root: string, handle: string, throughSeq: number, fetcher: typeof fetch): Promise<ChainThrough> {
-  const url = `${root}/v1/agents/${encodeURIComponent(handle)}/chain?limit=${CHAIN_PAGE}`;
+export async function chainThrough(root: string, handle: string, throughSeq: number, fetcher: typeof fetch, pageSize = CHAIN_PAGE): Promise<ChainThrough> {
+  const url = `${root}/v1/agents/${encodeURIComponent(handle)}/chain?limit=${pageSize}`;
   const source = await openUrl(url, fetcher);
   if (source.kind !== 'chain') throw new UnusableInput(`${url} is not a chain page`);
   if (source.first.agent !== handle) throw new UnusableInput(`${url} is the chain of agent ${JSON.stringify(source.first.agent)}, not ${JSON.stringify(handle)}`);
   if (source.first.after_seq !== 0) throw new UnusableInput(`${url} does not start at seq 1 (after_seq ${source.first.after_seq})`);
   const records = new Map<number, ChainSummary>();
   const cut: Extract<Source, { kind: 'chain' }> = { ...source, pages: pagesThrough(source.pages, throughSeq, records) };
-  const report = await verifyChainPages(cut, [], [], () => inlineRunner, 1);
-  return { verification: verificationOf(report), records, head: source.first.head.seq };
+  // As `ledger verify` runs: the first chunk in this thread, worker threads once there is more.
+  const workers = defaultWorkerCount();
+  let pool: ChunkRunner | null = null;
+  let chunks = 0;
+  const runner = (): ChunkRunner => (++chunks === 1 ? inlineRunner : (pool ??= workerPool(workers)));
+  try {
+    const report = await verifyChainPages(cut, [], [], runner, workers * QUEUE_PER_WORKER);
+    return { verification: verificationOf(report), records, head: source.first.head.seq };
+  } finally {
+    if (pool !== null) await (pool as ChunkRunner).close();
+  }
 }
 
 const where = (seq: number, id: string) => `record seq ${seq} (${id})`;
@@ -79,8 +89,8 @@ function lineProblem(line: RecordLine, c: ChainSummary | undefined, types: reado
   const at = where(line.chain_seq, line.id);
   if (c === undefined) return `${at} of the inputs is not in the agent's chain`;
   if (c.id !== line.id) return `${at} of the inputs: the chain's record at seq ${c.seq} is ${c.id}`;
-  if (c.type !== line.type) return `${at} of the inputs is a ${JSON.stringify(line.type)}, the chain's a ${JSON.stringify(c.type)}`;
-  if (!types.includes(line.type)) return `${at} of the inputs is a ${JSON.stringify(line.type)}: the ${portfolio} report applies only ${types.join(' and ')} records`;
+  if (c.type !== line.type) return `${at} of the inputs is of type ${JSON.stringify(line.type)}, the chain's of type ${JSON.stringify(c.type)}`;
+  if (!types.includes(line.type)) return `${at} of the inputs is of type ${JSON.stringify(line.type)}: the ${portfolio} report applies only ${types.join(' and ')} records`;
   if (c.recorded_at !== line.recorded_at) return `${at} of the inputs says recorded_at ${line.recorded_at}, the chain ${c.recorded_at}`;
   const hash = typeof line.content === 'string' ? sha256Hex(line.content) : null;
   if (hash !== c.content_hash) return `${at} of the inputs: its content hashes to ${hash ?? '(no content text)'}, the chain's content_hash is ${c.content_hash}`;
@@ -100,7 +110,7 @@ export function bindingOfRecords(lines: RecordLine[], chain: Map<number, ChainSu
     if (seq > throughSeq) return `${where(seq, line.id)} of the inputs is past the report's through_seq ${throughSeq}`;
     for (let s = previous + 1; s < seq; s++) {
       const left = chain.get(s);
-      if (left !== undefined && types.includes(left.type)) return `${where(s, left.id)}, a ${left.type} of the chain, is not in the inputs: left out`;
+      if (left !== undefined && types.includes(left.type)) return `${where(s, left.id)}, the chain's ${left.type}, is not in the inputs: left out`;
     }
     const p = lineProblem(line, chain.get(seq), types, portfolio);
     if (p !== null) return p;
@@ -108,7 +118,7 @@ export function bindingOfRecords(lines: RecordLine[], chain: Map<number, ChainSu
   }
   for (let s = previous + 1; s <= throughSeq; s++) {
     const left = chain.get(s);
-    if (left !== undefined && types.includes(left.type)) return `${where(s, left.id)}, a ${left.type} of the chain, is not in the inputs: left out`;
+    if (left !== undefined && types.includes(left.type)) return `${where(s, left.id)}, the chain's ${left.type}, is not in the inputs: left out`;
   }
   return null;
 }

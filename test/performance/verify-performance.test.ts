@@ -21,6 +21,7 @@ import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import type { ActionLine, CloseLine, InputsHeader, RecordLine } from '../../src/method/perf/bundle.ts';
 import { PerformanceService, storedActions } from '../../src/performance/service.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
+import { chainThrough } from '../../src/verify/inputs-chain.ts';
 import { forEachStore } from '../support/stores.ts';
 import { idempotencyKey, postDecision } from '../support/app.ts';
 import { Operators } from '../../src/ledger/operators.ts';
@@ -164,7 +165,7 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
     it('fails naming the record when one is left out, repeated or added past through_seq', async () => {
       const dropped = recordLines(lines)[4]!;
       const left = await failsWith(rewriting((all) => recounted(all.filter((l) => !(l.kind === 'record' && l.chain_seq === dropped.chain_seq)))));
-      assert.equal(left, `FAIL performance model: record seq ${dropped.chain_seq} (${dropped.id}), a decision of the chain, is not in the inputs: left out`);
+      assert.equal(left, `FAIL performance model: record seq ${dropped.chain_seq} (${dropped.id}), the chain's decision, is not in the inputs: left out`);
       const repeated = await failsWith(rewriting((all) => {
         const i = all.findIndex((l) => l.kind === 'record' && l.chain_seq === 10);
         all.splice(i + 1, 0, { ...all[i]! });
@@ -201,6 +202,19 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
       };
       const fail = await failsWith(proofAltered);
       assert.match(fail, new RegExp(`^FAIL performance model: the global log: record seq ${doc.through_seq} \\(${last.id}\\): its proof bundle holds chain_hash 0{64}, the chain [0-9a-f]{64}$`), fail);
+    });
+
+    it('reads the chain only through through_seq, page by page (worker threads past the first chunk)', async () => {
+      const asked: string[] = [];
+      const counting: typeof fetch = async (input, init) => {
+        asked.push(String(input));
+        return fetch(input, init);
+      };
+      const chain = await chainThrough(base, handle, 45, counting, 10);
+      assert.ok(chain.verification.ok, JSON.stringify(chain.verification.checks.filter((c) => c.ok === false)));
+      assert.deepEqual([...chain.records.keys()], Array.from({ length: 45 }, (_, i) => i + 1));
+      assert.equal(asked.length, 5, asked.join('\n'));
+      assert.equal(chain.verification.records, 45);
     });
 
     it('fails naming the figure when one close is altered', async () => {
