@@ -168,9 +168,12 @@ def _summary(raw: Any) -> ChainRecord | None:
     entry = raw.get("entry") if isinstance(raw, dict) else None
     if not isinstance(entry, dict) or not isinstance(entry.get("seq"), str) or not _SEQ.fullmatch(entry["seq"]):
         return None
-    text = lambda v: v if isinstance(v, str) else ""  # noqa: E731
-    return ChainRecord(int(entry["seq"]), text(entry.get("id")), text(entry.get("type")), text(entry.get("recorded_at")),
-                       text(entry.get("content_hash")), text(raw.get("chain_hash")))
+    return ChainRecord(int(entry["seq"]), _text(entry.get("id")), _text(entry.get("type")), _text(entry.get("recorded_at")),
+                       _text(entry.get("content_hash")), _text(raw.get("chain_hash")))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _pages_through(pages: Iterable[dict[str, Any]], through: int, kept: dict[int, ChainRecord]) -> Iterator[dict[str, Any]]:

@@ -255,7 +255,8 @@ async function getJson(fetcher: typeof fetch, url: string): Promise<Published> {
 
 /**
  * Verifies the agent's published reports (model, and broker when it has one) against their
- * inputs: 0 when every figure agrees, 1 naming the first that differs, 2 when nothing could be
+ * inputs, once the inputs are bound to the agent (its labels, its chain, the log): 0 when every
+ * figure agrees, 1 naming the first label, record or figure at fault, 2 when nothing could be
  * verified (no report, the service unreachable, a bundle unreadable).
  */
 export async function verifyPerformance(source: string, out: (line: string) => void, given: typeof fetch = fetch, bounds: VerifyBounds = DEFAULT_BOUNDS): Promise<number> {
