@@ -1,6 +1,9 @@
 """`python -m decision_ledger verify <url|file> [--vkey <vkey|file>]`: the checks of `ledger verify`
-on an export, a chain or a proof bundle; exit 0 pass, 1 a check failed, 2 unusable input (a bound
-against the server passed included: --timeout, --idle-timeout, --max-bytes, --max-json-bytes)."""
+on an export, a chain or a proof bundle; with `--performance <agent URL>`, whether the agent's
+performance reports and their inputs are bound to the agent (performance.py; the figures are not
+computed again: `ledger verify --performance` does that). Exit 0 pass, 1 a check failed, 2 unusable
+input (a bound against the server passed included: --timeout, --idle-timeout, --max-bytes,
+--max-json-bytes)."""
 from __future__ import annotations
 
 import argparse
@@ -37,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="verify an export (file or URL), a chain URL or a proof bundle")
     verify.add_argument("source")
+    verify.add_argument("--performance", action="store_true",
+                        help="the source is an agent's URL (<site>/agents/<handle> or <api>/v1/agents/<handle>): check that its "
+                             "performance reports' inputs are the agent's own (labels, and each record against its chain and the "
+                             "log); the figures are not computed again (`ledger verify --performance` does that)")
     verify.add_argument("--vkey", help="the global log's vkey (text or file); default: published on /transparency")
     verify.add_argument("--pin", action="append", default=[], metavar="CHECKPOINT_FILE",
                         help="a log checkpoint saved earlier that the proof bundle's log must extend (repeatable)")
@@ -55,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     set_bounds(Bounds(args.timeout, args.idle_timeout, args.max_bytes, args.max_json_bytes))
     started = time.perf_counter()
     try:
+        if args.performance:
+            return _performance(args.source)
         report = verify_source(args.source, args.vkey, read_pins(args.pin))
     except UnusableInput as exc:
         print(f"verdict: UNUSABLE INPUT: {exc}")
@@ -68,6 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     lines.insert(-1, f"time: {report.records} records in {seconds:.2f} s")
     print("\n".join(lines))
     return 0 if report.ok else 1
+
+
+def _performance(source: str) -> int:
+    from .performance import verify_performance
+
+    code, lines = verify_performance(source)
+    print("\n".join(lines))
+    return code
 
 
 if __name__ == "__main__":

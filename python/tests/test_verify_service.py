@@ -1,15 +1,18 @@
 """The Python verifier against a real service on SQLite and PostgreSQL: it agrees with the server
-(and with `ledger verify`) on every record of `ledger demo`, and names each kind of tampering."""
+(and with `ledger verify`) on every record of `ledger demo`, and names each kind of tampering; with
+--performance, it finds every demo agent's report inputs bound to the agent and, like `ledger verify
+--performance` (the same FAIL line), names the record or label of inputs that are not the agent's."""
 from __future__ import annotations
 
 import json
 import re
 import subprocess
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from conftest import skip_or_fail
+from rewriting_proxy import RewritingProxy
 from service import LEDGER, NODE, Service, postgres_reachable
 
 from decision_ledger.__main__ import main
@@ -212,3 +215,101 @@ def test_tampered_proof_bundle(service: Service, tmp_path: Path, capsys: pytest.
     assert "FAIL inclusion" in out and f"{record_id} log index" in out, out
     done = service.cli("verify", "--workers", "0", "--vkey", vkey, str(bad))
     assert done.returncode == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# --performance: the reports' inputs bound to the agent (the figures are not computed again here)
+
+
+def _agent_url(root: str, handle: str) -> str:
+    return f"{root}/agents/{handle}"
+
+
+def _root(service: Service) -> str:
+    return service.base[: -len("/v1")]
+
+
+def test_performance_inputs_of_every_demo_agent_are_bound(service: Service, capsys: pytest.CaptureFixture[str]) -> None:
+    for agent in service.agents:  # type: ignore[attr-defined]
+        capsys.readouterr()
+        assert main(["verify", "--performance", _agent_url(_root(service), agent["handle"])]) == 0
+        out = capsys.readouterr().out
+        assert f"ok   chain of {agent['handle']}: seq 1 to" in out and "input records are exactly its decision records" in out, out
+        assert re.search(r"ok   log: record seq \d+ \(dec_\w+\): the record is leaf \d+ .*checkpoint signed by ledger\.test/log", out), out
+        assert "the figures are not computed again here" in out and out.rstrip().splitlines()[-1].startswith("verdict: PASS"), out
+    done = service.cli("verify", "--performance", _agent_url(_root(service), service.agents[0]["handle"]))  # type: ignore[attr-defined]
+    assert done.returncode == 0 and re.search(r"^ok   log: record seq \d+ .* is log index \d+", done.stdout, re.M), done.stdout
+
+
+def _ndjson_edit(edit: Callable[[list[dict[str, Any]]], None]) -> Callable[[str, bytes], bytes]:
+    """A rewrite of inputs bundles: `edit` changes the parsed lines; the end line's record count follows."""
+    def rewrite(path: str, body: bytes) -> bytes:
+        if "/performance/inputs" not in path:
+            return body
+        lines = [json.loads(l) for l in body.decode().splitlines() if l]
+        edit(lines)
+        lines[-1]["records"] = sum(1 for l in lines if l.get("kind") == "record")
+        return ("\n".join(json.dumps(l, separators=(",", ":"), ensure_ascii=False) for l in lines) + "\n").encode()
+    return rewrite
+
+
+def _record(lines: list[dict[str, Any]], seq: int) -> dict[str, Any]:
+    return next(l for l in lines if l.get("kind") == "record" and l["chain_seq"] == seq)
+
+
+def _change_content(lines: list[dict[str, Any]]) -> None:
+    record = _record(lines, 3)
+    record["content"] = record["content"].replace('"canon_v1"', '"canon_v1" ', 1)
+
+
+def _flip_synthetic(lines: list[dict[str, Any]]) -> None:
+    lines[0]["synthetic"] = not lines[0]["synthetic"]
+
+
+PERFORMANCE_TAMPERING = {
+    "a record's content changed": (_change_content, r"record seq 3 \(dec_\w+\) of the inputs: its content hashes to [0-9a-f]{64}, the chain's content_hash is [0-9a-f]{64}"),
+    "a record left out": (lambda lines: lines.remove(_record(lines, 2)), r"record seq 2 \(dec_\w+\), the chain's decision, is not in the inputs: left out"),
+    "a record repeated": (lambda lines: lines.insert(lines.index(_record(lines, 4)), dict(_record(lines, 4))),
+                          r"record seq 4 \(dec_\w+\) of the inputs comes after seq 4: a record added, repeated or out of chain order"),
+    "a synthetic label contradicting the report": (_flip_synthetic, r"the report says synthetic: (true|false), its inputs synthetic: (true|false)"),
+}
+
+
+def _both_fail(service: Service, url: str, expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both verifiers exit 1 on `url` with the same FAIL line, matching `expected`."""
+    capsys.readouterr()
+    assert main(["verify", "--performance", url]) == 1
+    out = capsys.readouterr().out
+    python_fail = next((l.strip() for l in out.splitlines() if l.strip().startswith("FAIL")), "")
+    assert re.fullmatch(f"FAIL performance model: {expected}", python_fail), out
+    done = service.cli("verify", "--performance", url)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert python_fail in done.stdout.splitlines(), done.stdout
+
+
+@pytest.mark.parametrize("kind", list(PERFORMANCE_TAMPERING))
+def test_performance_inputs_not_the_agents_fail_naming_the_record(service: Service, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    edit, expected = PERFORMANCE_TAMPERING[kind]
+    proxy = RewritingProxy(_root(service), _ndjson_edit(edit))
+    try:
+        _both_fail(service, _agent_url(proxy.root, service.agents[0]["handle"]), expected, capsys)  # type: ignore[attr-defined]
+    finally:
+        proxy.close()
+
+
+def test_performance_another_agents_report_under_this_name_fails(service: Service, capsys: pytest.CaptureFixture[str]) -> None:
+    victim, source = service.agents[0]["handle"], service.agents[1]["handle"]  # type: ignore[attr-defined]
+    renamed = lambda path, body: body.replace(f'"agent":"{source}"'.encode(), f'"agent":"{victim}"'.encode())  # noqa: E731
+    route = lambda path: path.replace(f"/agents/{victim}/performance", f"/agents/{source}/performance")  # noqa: E731
+    proxy = RewritingProxy(_root(service), renamed, route)
+    try:
+        _both_fail(service, _agent_url(proxy.root, victim), r"record seq 1 \(dec_\w+\) of the inputs: the chain's record at seq 1 is dec_\w+", capsys)
+    finally:
+        proxy.close()
+
+
+def test_performance_unusable_input(service: Service, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "--performance", _agent_url(_root(service), "nobody-here")]) == 2
+    assert main(["verify", "--performance", f"{service.base}/transparency"]) == 2
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and all(l.startswith("verdict: UNUSABLE INPUT: ") for l in lines), lines

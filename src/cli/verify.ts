@@ -48,7 +48,7 @@ const byteCount = (name: string) => (v: string) => {
 export function registerVerifyCommand(program: Command): void {
   program.command('verify <source>')
     .description('Verify an export (file or URL), a chain URL, a proof bundle (file or URL) or the global log (<base_url>/log, or a directory of its tiles) with canon_v1 and log_v1, offline from the service; with --performance, an agent\'s performance reports computed again from their inputs')
-    .option('--performance', 'the source is an agent\'s URL (<site>/agents/<handle> or <api>/v1/agents/<handle>): compute its performance reports again from their inputs bundles and compare every figure (exit 1 naming the first that differs)')
+    .option('--performance', 'the source is an agent\'s URL (<site>/agents/<handle> or <api>/v1/agents/<handle>): check that its performance reports\' inputs are the agent\'s own (labels; each record against its chain through the report\'s through_seq, and the chain against the global log), then compute the reports again from them and compare every figure (exit 1 naming the first record or figure that differs)')
     .option('--pin <seq:chain_hash | checkpoint file>', 'a head pinned earlier that must still be in the chain, or a log checkpoint saved earlier that the log must extend (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--seen <proof bundle | /v1/ledger page>', 'a proof bundle or a /v1/ledger page (file or URL) seen before: every record of the agent it shows must be in the chain, unchanged, so a head moved back is caught (repeatable)', (v: string, all: string[] = []) => [...all, v])
     .option('--vkey <vkey | file>', 'the global log\'s verifier key (default: the one the service publishes on /transparency)')

@@ -5,7 +5,9 @@
 // It is responsible for reading a bundle, the recomputation from it, the comparison. It trusts only
 // the bundle and the published report: the accounting is the pure engine of the method
 // (src/method/perf/engine.ts and the modules it is made of: no I/O, no job), fed the bundle's
-// records, closes and actions.
+// records, closes and actions. Before it computes, the bundle is bound to the agent: its agent,
+// portfolio and synthetic label are the report's, and its records are the agent's own chain's
+// through the report's through_seq, the chain in the global log (inputs-chain.ts).
 import { closesStoredBefore, savesOfCloses, type ActionInput } from '../method/perf/actions.ts';
 import { historyVerdict, timeWeightedView, type ActivityInput } from '../method/perf/broker-history.ts';
 import { tradeDerivedActions, uncoveredForTimeWeighted } from '../method/perf/holding-actions.ts';
@@ -16,6 +18,7 @@ import { benchmarkBase } from '../method/perf/perf.ts';
 import { utcDate, type Close, type DecisionInput, type FillInput } from '../method/perf/portfolio.ts';
 import { nestedDeeperThan } from '../core/json.ts';
 import { boundedFetch, DEFAULT_BOUNDS, MAX_JSON_NESTING, type VerifyBounds } from './bounds.ts';
+import { APPLIED_TYPES, bindingOfRecords, chainThrough, firstFailure, throughSeqInLog } from './inputs-chain.ts';
 
 export type Bundle = { header: InputsHeader; records: RecordLine[]; actions: ActionLine[]; closes: Map<string, CloseLine[]>; end: EndLine };
 
@@ -111,7 +114,7 @@ export function recompute(b: Bundle, basis: BenchmarkReturn = 'total'): Publishe
 
 /** What of a published performance document is compared (every figure; caveats are text, restatement and events are compared as data). */
 type Published = {
-  status: string; reason?: string; portfolio: Portfolio; method: string; basis?: string; through_seq: number; as_of: string | null; inception: string | null; start_value: string;
+  status: string; reason?: string; agent?: unknown; portfolio: Portfolio; method: string; basis?: string; through_seq: number; as_of: string | null; inception: string | null; start_value: string;
   synthetic?: unknown;
   series: unknown[]; metrics: unknown; benchmark: unknown; hit_rate: unknown; records: unknown; notes: unknown; corporate_actions?: unknown; restatement?: unknown;
   holdings: { cash: string; receivable?: string; positions: Array<{ symbol: string }>; positions_total: number };
@@ -211,10 +214,35 @@ class Unverifiable extends Error {}
  * another agent, or one labelled real beside a synthetic report, would otherwise pass).
  */
 function bindingProblem(handle: string, portfolio: Portfolio, h: InputsHeader, report: Published): string | null {
+  if (report.agent !== handle) return `the report is of agent ${JSON.stringify(report.agent)}, not ${JSON.stringify(handle)} whose URL was given`;
+  if (report.portfolio !== portfolio) return `the report is of the ${JSON.stringify(report.portfolio)} portfolio, not ${JSON.stringify(portfolio)} as asked`;
   if (h.agent !== handle) return `the inputs are of agent ${JSON.stringify(h.agent)}, not ${JSON.stringify(handle)} whose report this is`;
   if (h.portfolio !== portfolio) return `the inputs are of the ${JSON.stringify(h.portfolio)} portfolio, the report of ${JSON.stringify(portfolio)}`;
   if (report.synthetic !== h.synthetic) return `the report says synthetic: ${JSON.stringify(report.synthetic)}, its inputs synthetic: ${JSON.stringify(h.synthetic)}`;
   return null;
+}
+
+/**
+ * The inputs' records bound to the agent's chain, and the chain to the global log
+ * (inputs-chain.ts): the lines to print, or why the inputs are not the agent's (naming the record).
+ */
+async function chainBinding(agent: { root: string; handle: string }, portfolio: Portfolio, bundle: Bundle, fetcher: typeof fetch): Promise<{ failure: string } | { lines: string[] }> {
+  const through = bundle.header.through_seq;
+  const chain = await chainThrough(agent.root, agent.handle, through, fetcher);
+  if (!chain.verification.ok) return { failure: `the agent's chain does not verify through seq ${through}: ${firstFailure(chain.verification)}` };
+  const unbound = bindingOfRecords(bundle.records, chain.records, portfolio, through);
+  if (unbound !== null) return { failure: unbound };
+  const last = chain.records.get(through);
+  if (last === undefined) return { failure: `the agent's chain (head seq ${chain.head}) holds no record at the report's through_seq ${through}` };
+  const log = await throughSeqInLog(agent.root, last, fetcher);
+  if (log.ok === false) return { failure: `the global log: ${log.line}` };
+  const types = APPLIED_TYPES[portfolio].join(' and ');
+  return {
+    lines: [
+      `ok   chain of ${agent.handle}: seq 1 to ${through} verify (canon_v1 §5 checks 1-5); the ${bundle.records.length} input records are exactly its ${types} records through seq ${through}, each with the chain's id, type, recorded_at and content hash`,
+      `${log.ok ? 'ok  ' : 'note'} log: ${log.line}`,
+    ],
+  };
 }
 
 async function getJson(fetcher: typeof fetch, url: string): Promise<Published> {
@@ -227,7 +255,8 @@ async function getJson(fetcher: typeof fetch, url: string): Promise<Published> {
 
 /**
  * Verifies the agent's published reports (model, and broker when it has one) against their
- * inputs: 0 when every figure agrees, 1 naming the first that differs, 2 when nothing could be
+ * inputs, once the inputs are bound to the agent (its labels, its chain, the log): 0 when every
+ * figure agrees, 1 naming the first label, record or figure at fault, 2 when nothing could be
  * verified (no report, the service unreachable, a bundle unreadable).
  */
 export async function verifyPerformance(source: string, out: (line: string) => void, given: typeof fetch = fetch, bounds: VerifyBounds = DEFAULT_BOUNDS): Promise<number> {
@@ -263,6 +292,12 @@ export async function verifyPerformance(source: string, out: (line: string) => v
         return 1;
       }
       out(`performance ${portfolio} of ${agent.handle}: ${h.method}, through seq ${h.through_seq}, as of ${h.as_of}; ${bundle.records.length} records, ${bundle.actions.length} corporate actions, ${bundle.end.closes} closes`);
+      const bound = await chainBinding(agent, portfolio, bundle, fetcher);
+      if ('failure' in bound) {
+        out(`FAIL performance ${portfolio}: ${bound.failure}`);
+        return 1;
+      }
+      for (const line of bound.lines) out(line);
       for (const basis of ['total', 'price'] as const) {
         const published = basis === 'total' ? report : await getJson(fetcher, `${api}?portfolio=${portfolio}&benchmark_return=price`);
         if (published.through_seq !== h.through_seq || published.as_of !== h.as_of) throw new Unverifiable(`the ${basis}-return report moved on while it was read; run again`);

@@ -1,7 +1,7 @@
 // The verifiers against a server that does not play fair (the third security probe): it stalls,
 // trickles, sends an endless body, a huge or deeply nested document, the wrong content type, or
 // redirects to another origin. `ledger verify` (an export, a chain, a proof and the log),
-// `ledger verify --performance` and the Python verifier each end within their bound with exit 2
+// `ledger verify --performance` and the Python verifier (with --performance too) each end within their bound with exit 2
 // and one line, their peak memory measured (GNU time's maximum resident set size) while the
 // server would send without end. Each run is a real process against a real local server.
 import assert from 'node:assert/strict';
@@ -126,6 +126,14 @@ describe('verifiers against a hostile server: exit 2, one line, within the bound
       const r = await against(behaviour, path, (url) => [PYTHON, '-m', 'decision_ledger', 'verify', url, ...BOUND_ARGS], PYTHON_DIR);
       peak('python verify', r);
       assertFailedClosed(`python verify ${kind} (${behaviour})`, r, 'python');
+    });
+  });
+
+  test('python -m decision_ledger verify --performance: every behaviour', async () => {
+    await inTurns([...HOSTILE_BEHAVIOURS], async (behaviour) => {
+      const r = await against(behaviour, 'agents/bot', (url) => [PYTHON, '-m', 'decision_ledger', 'verify', '--performance', url, ...BOUND_ARGS], PYTHON_DIR);
+      peak('python verify --performance', r);
+      assertFailedClosed(`python verify --performance (${behaviour})`, r, 'python');
     });
   });
 

@@ -4,7 +4,8 @@
 // by hand: the split comes from the broker's own SPLIT rows, the dividend and the fee from its
 // rows, the withdrawal neutralised); an agent whose imported history lacks the deposit stays
 // trade-derived and says so; `ledger verify --performance` recomputes both from their inputs
-// bundles (which carry the activity records) and fails naming the figure when an activity is altered;
+// bundles (which carry the activity records) and fails naming the record when an activity is altered
+// (its content is no longer the chain's), while the recomputation alone names the figure;
 // an activity the method cannot apply, arriving later, turns the curve trade-derived again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -19,7 +20,7 @@ import { fillInput } from '../../src/method/perf/inputs.ts';
 import { Dec, money } from '../../src/method/perf/numbers.ts';
 import { PerformanceService } from '../../src/performance/service.ts';
 import type { LedgerStore } from '../../src/store/port.ts';
-import { verifyPerformance } from '../../src/verify/performance.ts';
+import { firstDifference, readBundle, recompute, verifyPerformance } from '../../src/verify/performance.ts';
 import { alpacaActivities } from '../../src/brokers/activity.ts';
 import { recordActivities } from '../../src/brokers/activity-import.ts';
 import { accountWithActivities, startAlpacaSim, type AlpacaSim } from '../sim/alpaca.ts';
@@ -117,27 +118,52 @@ await forEachStore('the time-weighted broker curve served and verified', (kind) 
       });
     }
 
-    it('fails naming the figure when one activity record of the bundle is altered', async () => {
+    /** The first line verifyPerformance prints FAIL, with the bundle's activity `alter` changes (exit 1). */
+    const failing = async (alter: (content: string) => string | null): Promise<string> => {
       const out: string[] = [];
       const code = await verifyPerformance(`${base}/agents/${complete.handle}`, (l) => out.push(l), altering((l) => {
-        if (l.kind !== 'record' || l.type !== 'activity' || !(l.content as string).includes('"DIV"')) return false;
-        l.content = (l.content as string).replace('"amount":"25"', '"amount":"250"');
+        if (l.kind !== 'record' || l.type !== 'activity') return false;
+        const changed = alter(l.content as string);
+        if (changed === null) return false;
+        l.content = changed;
         return true;
       }));
       assert.equal(code, 1, out.join('\n'));
-      // the dividend is an event of the report now (source account): its cash is the first figure compared
-      assert.match(out.find((l) => l.startsWith('FAIL')) ?? '', /^FAIL performance broker \(benchmark total return\): corporate_actions\.events\[1\]\.cash_after: published "2021\.25", recomputed "2246\.25"/, out.join('\n'));
+      return out.find((l) => l.startsWith('FAIL')) ?? '';
+    };
+    /** The first figure the recomputation alone (no binding to the chain) finds different, with the activity `alter` changes. */
+    const recomputedDifference = async (alter: (content: string) => string | null): Promise<string | null> => {
+      const api = `${base}/v1/agents/${complete.handle}/performance`;
+      const published = await (await fetch(`${api}?portfolio=broker`)).json() as Parameters<typeof firstDifference>[0];
+      const text = await (await fetch(`${api}/inputs?portfolio=broker`)).text();
+      let done = false;
+      const lines = text.split('\n').filter((l) => l !== '').map((l) => {
+        const v = JSON.parse(l) as Line;
+        const changed = !done && v.kind === 'record' && v.type === 'activity' ? alter(v.content as string) : null;
+        if (changed === null) return l;
+        done = true;
+        return JSON.stringify({ ...v, content: changed });
+      });
+      assert.ok(done, 'the alteration found its activity');
+      return firstDifference(published, recompute(await readBundle(lines)));
+    };
+    const dividendTimesTen = (c: string) => (c.includes('"DIV"') ? c.replace('"amount":"25"', '"amount":"250"') : null);
+    const depositAsJournal = (c: string) => (c.includes('"CSD"') ? c.replace('"CSD"', '"JNLC"') : null);
+
+    it('fails naming the record when one activity record of the bundle is altered: it is not the chain\'s', async () => {
+      for (const alter of [dividendTimesTen, depositAsJournal]) {
+        const fail = await failing(alter);
+        assert.match(fail, /^FAIL performance broker: record seq \d+ \(act_\w+\) of the inputs: its content hashes to [0-9a-f]{64}, the chain's content_hash is [0-9a-f]{64}$/, fail);
+      }
     });
 
-    it('fails naming the basis when the deposit is taken out of the bundle (the recomputed curve is trade-derived)', async () => {
-      const out: string[] = [];
-      const code = await verifyPerformance(`${base}/agents/${complete.handle}`, (l) => out.push(l), altering((l) => {
-        if (l.kind !== 'record' || l.type !== 'activity' || !(l.content as string).includes('"CSD"')) return false;
-        l.content = (l.content as string).replace('"CSD"', '"JNLC"');
-        return true;
-      }));
-      assert.equal(code, 1, out.join('\n'));
-      assert.match(out.find((l) => l.startsWith('FAIL')) ?? '', /basis: published "time_weighted", recomputed "trade_derived"/, out.join('\n'));
+    it('the recomputation names the figure when one activity is altered', async () => {
+      // the dividend is an event of the report now (source account): its cash is the first figure compared
+      assert.match(await recomputedDifference(dividendTimesTen) ?? '', /^corporate_actions\.events\[1\]\.cash_after: published "2021\.25", recomputed "2246\.25"/);
+    });
+
+    it('the recomputation names the basis when the deposit is taken out (the recomputed curve is trade-derived)', async () => {
+      assert.match(await recomputedDifference(depositAsJournal) ?? '', /basis: published "time_weighted", recomputed "trade_derived"/);
     });
   });
 

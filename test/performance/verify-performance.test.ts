@@ -3,7 +3,9 @@
 // corporate actions, then the raw closes), with a dividend learned late (a restatement); the
 // bundle streams its documented lines, the verifier computes every figure again and agrees
 // (through the command line too), and it fails naming the figure when one close, one corporate
-// action or one record of the bundle is altered.
+// action or one record's observation of the bundle is altered; it fails naming the record when the
+// bundle's records are not the agent's chain (a content changed, a record left out or added,
+// another agent's report and inputs served under this agent's name, a chain that does not verify).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -19,8 +21,11 @@ import { SyntheticMarketData } from '../../src/market/synthetic.ts';
 import type { ActionLine, CloseLine, InputsHeader, RecordLine } from '../../src/method/perf/bundle.ts';
 import { PerformanceService, storedActions } from '../../src/performance/service.ts';
 import { verifyPerformance } from '../../src/verify/performance.ts';
+import { chainThrough } from '../../src/verify/inputs-chain.ts';
 import { forEachStore } from '../support/stores.ts';
-import { altering } from './altering-fetch.ts';
+import { idempotencyKey, postDecision } from '../support/app.ts';
+import { Operators } from '../../src/ledger/operators.ts';
+import { altering, alteringChain, impersonating, rewriting } from './altering-fetch.ts';
 import { DAY, performanceApp, recordYear, type PerformanceApp } from './fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/ledger.js', import.meta.url));
@@ -38,6 +43,7 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
   let lines: Array<Record<string, unknown>>;
   let closeServer = async () => undefined as void;
   const handle = `verified-${kind.name}`;
+  const other = `other-${kind.name}`;
 
   before(async () => {
     app = await performanceApp(await kind.open(), new SyntheticMarketData('decision-ledger'));
@@ -70,6 +76,10 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/x-ndjson/);
     lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // another agent, with a chain of its own (two decisions) and no report
+    const created = await new Operators(app.store, app.clock).createAgent({ handle: other });
+    assert.ok(created.ok);
+    for (const symbol of ['AAPL', 'KO']) assert.equal((await postDecision(app.ledger, created.value.apiKey.secret, { symbol, action: 'BUY' }, idempotencyKey())).statusCode, 201);
   });
   after(async () => {
     await closeServer();
@@ -113,6 +123,8 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
       const out: string[] = [];
       assert.equal(await verifyPerformance(`${base}/agents/${handle}`, (l) => out.push(l)), 0, out.join('\n'));
       assert.ok(out.some((l) => l.startsWith('ok   performance model')), out.join('\n'));
+      assert.ok(out.some((l) => new RegExp(`^ok   chain of ${handle}: seq 1 to ${doc.through_seq} verify .* the 90 input records are exactly its decision records`).test(l)), out.join('\n'));
+      assert.ok(out.some((l) => /^(ok  |note) log: record seq \d+ \(dec_/.test(l)), out.join('\n'));
       assert.equal(await verifyPerformance(`${base}/v1/agents/${handle}/performance?portfolio=model`, () => undefined), 0);
     });
 
@@ -131,6 +143,78 @@ await forEachStore('performance inputs and ledger verify --performance', (kind) 
       const header = (l: Record<string, unknown>) => l.object === 'performance_inputs';
       assert.match(await fails((l) => header(l) && Boolean(l.agent = 'another-agent')), /the inputs are of agent "another-agent", not "/);
       assert.match(await fails((l) => header(l) && ((l.synthetic = !l.synthetic), true)), /the report says synthetic: (true|false), its inputs synthetic: (true|false)/);
+    });
+
+    const failsWith = async (fetcher: typeof fetch, url = `${base}/agents/${handle}`): Promise<string> => {
+      const out: string[] = [];
+      assert.equal(await verifyPerformance(url, (l) => out.push(l), fetcher), 1, out.join('\n'));
+      return out.find((l) => l.startsWith('FAIL')) ?? '';
+    };
+    const recordLines = (all: Array<Record<string, unknown>>) => all.filter((l) => l.kind === 'record') as RecordLine[];
+    const recounted = (all: Array<Record<string, unknown>>) => {
+      const end = all.at(-1)!;
+      end.records = recordLines(all).length;
+      return all;
+    };
+
+    it('fails naming the record when a record\'s content is not the chain\'s', async () => {
+      const fail = await fails((l) => l.kind === 'record' && l.chain_seq === 7 && Boolean(l.content = (l.content as string).replace('fixture decision', 'fixture decisions')));
+      assert.match(fail, /^FAIL performance model: record seq 7 \(dec_[0-9A-Za-z]+\) of the inputs: its content hashes to [0-9a-f]{64}, the chain's content_hash is [0-9a-f]{64}$/, fail);
+    });
+
+    it('fails naming the record when one is left out, repeated or added past through_seq', async () => {
+      const dropped = recordLines(lines)[4]!;
+      const left = await failsWith(rewriting((all) => recounted(all.filter((l) => !(l.kind === 'record' && l.chain_seq === dropped.chain_seq)))));
+      assert.equal(left, `FAIL performance model: record seq ${dropped.chain_seq} (${dropped.id}), the chain's decision, is not in the inputs: left out`);
+      const repeated = await failsWith(rewriting((all) => {
+        const i = all.findIndex((l) => l.kind === 'record' && l.chain_seq === 10);
+        all.splice(i + 1, 0, { ...all[i]! });
+        return recounted(all);
+      }));
+      assert.match(repeated, /^FAIL performance model: record seq 10 \(dec_\w+\) of the inputs comes after seq 10: a record added, repeated or out of chain order$/, repeated);
+      const past = await failsWith(rewriting((all) => {
+        const last = recordLines(all).at(-1)!;
+        all.splice(all.indexOf(last as unknown as Record<string, unknown>) + 1, 0, { ...last, chain_seq: doc.through_seq + 1 });
+        return recounted(all);
+      }));
+      assert.match(past, new RegExp(`^FAIL performance model: record seq ${doc.through_seq + 1} \\(dec_\\w+\\) of the inputs is past the report's through_seq ${doc.through_seq}$`), past);
+    });
+
+    it('fails naming the record on another agent\'s report and inputs served under this agent\'s name', async () => {
+      const first = recordLines(lines)[0]!;
+      const fail = await failsWith(impersonating(handle, other), `${base}/agents/${other}`);
+      assert.match(fail, new RegExp(`^FAIL performance model: record seq 1 \\(${first.id}\\) of the inputs: the chain's record at seq 1 is dec_\\w+$`), fail);
+    });
+
+    it('fails naming the record when the agent\'s chain does not verify', async () => {
+      const fail = await failsWith(alteringChain((r) => r.entry.seq === '3' && Boolean(r.content = r.content!.replace('fixture decision', 'fixture decisions'))));
+      assert.match(fail, new RegExp(`^FAIL performance model: the agent's chain does not verify through seq ${doc.through_seq}: content_bytes at seq 3 dec_\\w+: sha256 of the content text is`), fail);
+    });
+
+    it('fails naming the record when its proof bundle is not the chain\'s record at through_seq', async () => {
+      const last = recordLines(lines).at(-1)!;
+      const proofAltered: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        if (!String(input).includes('/v1/proof/')) return res;
+        const bundle = (await res.json()) as { record: { chain_hash: string } };
+        bundle.record.chain_hash = '0'.repeat(64);
+        return new Response(JSON.stringify(bundle), { status: res.status, headers: { 'content-type': 'application/json' } });
+      };
+      const fail = await failsWith(proofAltered);
+      assert.match(fail, new RegExp(`^FAIL performance model: the global log: record seq ${doc.through_seq} \\(${last.id}\\): its proof bundle holds chain_hash 0{64}, the chain [0-9a-f]{64}$`), fail);
+    });
+
+    it('reads the chain only through through_seq, page by page (worker threads past the first chunk)', async () => {
+      const asked: string[] = [];
+      const counting: typeof fetch = async (input, init) => {
+        asked.push(String(input));
+        return fetch(input, init);
+      };
+      const chain = await chainThrough(base, handle, 45, counting, 10);
+      assert.ok(chain.verification.ok, JSON.stringify(chain.verification.checks.filter((c) => c.ok === false)));
+      assert.deepEqual([...chain.records.keys()], Array.from({ length: 45 }, (_, i) => i + 1));
+      assert.equal(asked.length, 5, asked.join('\n'));
+      assert.equal(chain.verification.records, 45);
     });
 
     it('fails naming the figure when one close is altered', async () => {
