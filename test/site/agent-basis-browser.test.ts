@@ -3,15 +3,18 @@
 // corporate actions the service did not know. In a real browser, the report's answer given to the
 // page's script as the performance endpoint would give it.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { test } from 'node:test';
 import { forEachStore } from '../support/stores.ts';
-import { siteFixture, type SiteFixture } from './fixture.ts';
-import { chromiumSkip, launch } from './browser.ts';
+import { chromiumSkip, siteInBrowser } from './browser.ts';
 
 const skip = chromiumSkip();
-let f: SiteFixture;
-let browser: Browser;
+
+await forEachStore('the agent page names the benchmark\'s basis', (kind) => {
+  const site = siteInBrowser(kind, skip);
+  test('as the report does: total, price, or a partial return naming what was not known', { skip }, () => basisWords(site));
+});
+
+type Site = ReturnType<typeof siteInBrowser>;
 
 /** A computed model report of two days, with the benchmark said as `benchmark`. */
 function report(benchmark: Record<string, unknown>) {
@@ -24,12 +27,12 @@ function report(benchmark: Record<string, unknown>) {
   };
 }
 
-async function summary(benchmark: Record<string, unknown>): Promise<string> {
-  const context = await browser.newContext();
+async function summary(site: Site, benchmark: Record<string, unknown>): Promise<string> {
+  const context = await site.browser.newContext();
   const page = await context.newPage();
   try {
     await page.route('**/v1/agents/*/performance?portfolio=*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(report(benchmark)) }));
-    await page.goto(`${f.url}/agents/${f.handle}`, { waitUntil: 'load' });
+    await page.goto(`${site.f.url}/agents/${site.f.handle}`, { waitUntil: 'load' });
     await page.waitForFunction(() => [...document.querySelectorAll('[data-performance]')].every((e) => e.querySelector('[data-no-performance], .uplot, .note')));
     return await page.innerText('[data-performance]');
   } finally {
@@ -37,27 +40,12 @@ async function summary(benchmark: Record<string, unknown>): Promise<string> {
   }
 }
 
-await forEachStore('the agent page names the benchmark\'s basis', (kind) => {
-  before(async () => {
-    if (skip) return;
-    f = await siteFixture(await kind.open());
-    browser = await launch();
-  });
-  after(async () => {
-    await browser?.close();
-    await f?.close();
-    await f?.store.close();
-    await kind.cleanup();
-  });
-  test('as the report does: total, price, or a partial return naming what was not known', { skip }, basisWords);
-});
-
-async function basisWords(): Promise<void> {
-  assert.match(await summary({ basis: 'total_return' }), /SPY \(total return\) \+0\.5/);
-  assert.match(await summary({ basis: 'price_return' }), /SPY \(price return\) \+0\.5/);
-  const never = await summary({ basis: 'partial_return', missing: { symbol: 'SPY', known: null, from: '2026-03-03', through: '2026-03-03' } });
+async function basisWords(site: Site): Promise<void> {
+  assert.match(await summary(site, { basis: 'total_return' }), /SPY \(total return\) \+0\.5/);
+  assert.match(await summary(site, { basis: 'price_return' }), /SPY \(price return\) \+0\.5/);
+  const never = await summary(site, { basis: 'partial_return', missing: { symbol: 'SPY', known: null, from: '2026-03-03', through: '2026-03-03' } });
   assert.match(never, /SPY \(partial return: none of its dividends and splits known for 2026-03-03 to 2026-03-03\)/);
   assert.doesNotMatch(never, /total return/);
-  const part = await summary({ basis: 'partial_return', missing: { symbol: 'SPY', known: { from: '2026-01-01', through: '2026-03-02' }, from: '2026-03-02', through: '2026-03-03' } });
+  const part = await summary(site, { basis: 'partial_return', missing: { symbol: 'SPY', known: { from: '2026-01-01', through: '2026-03-02' }, from: '2026-03-02', through: '2026-03-03' } });
   assert.match(part, /SPY \(partial return: its dividends and splits known for 2026-01-01 to 2026-03-02 only, of 2026-03-02 to 2026-03-03\)/);
 }

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { forEachStore } from '../support/stores.ts';
+import { forEachStore, type StoreKind } from '../support/stores.ts';
 import { HOSTILE, siteFixture, type SiteFixture } from './fixture.ts';
 
 export const CHROMIUM = process.env.LEDGER_CHROMIUM ?? '/usr/bin/chromium';
@@ -94,24 +94,29 @@ export async function pageSuite(title: string, names: string[]): Promise<void> {
   const cases = PAGES.filter((p) => names.includes(p.name));
   assert.equal(cases.length, names.length, 'every named page is known');
   await forEachStore(title, (kind) => {
-    let f: SiteFixture;
-    let browser: Browser;
+    const site = siteInBrowser(kind, skip);
     const checked = new Map<string, number>();
-    before(async () => {
-      if (skip) return;
-      f = await siteFixture(await kind.open());
-      browser = await launch();
-    });
-    after(async () => {
-      await browser?.close();
-      await f?.close();
-      await f?.store.close();
-      await kind.cleanup();
-    });
     describe('pages', { skip, concurrency: 3 }, () => {
-      for (const c of cases) test(`${c.name}: content, links, no injection, no console error, accessible, screenshots`, () => checkPage(browser, f, kind.name, c, checked));
+      for (const c of cases) test(`${c.name}: content, links, no injection, no console error, accessible, screenshots`, () => checkPage(site.browser, site.f, kind.name, c, checked));
     });
   });
+}
+
+/** The site fixture on the store of `kind` and a browser, made before the suite's tests and closed after them (nothing when skipped). */
+export function siteInBrowser(kind: StoreKind, skip: false | string): { f: SiteFixture; browser: Browser } {
+  const site = {} as { f: SiteFixture; browser: Browser };
+  before(async () => {
+    if (skip) return;
+    site.f = await siteFixture(await kind.open());
+    site.browser = await launch();
+  });
+  after(async () => {
+    await site.browser?.close();
+    await site.f?.close();
+    await site.f?.store.close();
+    await kind.cleanup();
+  });
+  return site;
 }
 
 export async function launch(): Promise<Browser> {

@@ -3,34 +3,19 @@
 // was altered in the response (intercepted with page.route). And the agent page's weight
 // budget: under 150 KB transferred before the chart's data.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, test } from 'node:test';
 import { forEachStore } from '../support/stores.ts';
-import { AGENT_PAGE_BUDGET, chromiumSkip, launch, open, verdict, WIDTHS } from './browser.ts';
-import { siteFixture, type SiteFixture } from './fixture.ts';
+import { AGENT_PAGE_BUDGET, chromiumSkip, open, siteInBrowser, verdict, WIDTHS } from './browser.ts';
 
 const skip = chromiumSkip();
 
 await forEachStore('the public site in a browser', (kind) => {
-  let f: SiteFixture;
-  let browser: Browser;
-
-  before(async () => {
-    if (skip) return;
-    f = await siteFixture(await kind.open());
-    browser = await launch();
-  });
-  after(async () => {
-    await browser?.close();
-    await f?.close();
-    await f?.store.close();
-    await kind.cleanup();
-  });
+  const site = siteInBrowser(kind, skip);
 
   describe('Verify in this browser', { skip }, () => {
     for (const which of ['unsigned', 'signed', 'linked'] as const) {
       test(`passes on a good record (${which})`, async () => {
-        const { page, context, errors } = await open(browser, `${f.url}/records/${f.ids[which]}`, WIDTHS.desktop);
+        const { page, context, errors } = await open(site.browser, `${site.f.url}/records/${site.f.ids[which]}`, WIDTHS.desktop);
         try {
           const v = await verdict(page);
           assert.equal(v.verdict, 'pass', JSON.stringify(v));
@@ -45,7 +30,7 @@ await forEachStore('the public site in a browser', (kind) => {
 
     test('fails on a record whose content was altered in the response, and says which check', async () => {
       for (const which of ['unsigned', 'signed'] as const) {
-        const { page, context } = await open(browser, `${f.url}/records/${f.ids[which]}`, WIDTHS.desktop);
+        const { page, context } = await open(site.browser, `${site.f.url}/records/${site.f.ids[which]}`, WIDTHS.desktop);
         try {
           await page.route('**/v1/proof/**', async (route) => {
             const res = await route.fetch();
@@ -65,7 +50,7 @@ await forEachStore('the public site in a browser', (kind) => {
     });
 
     test('fails when the chain entry was altered (the checkpoint no longer includes it)', async () => {
-      const { page, context } = await open(browser, `${f.url}/records/${f.ids.unsigned}`, WIDTHS.desktop);
+      const { page, context } = await open(site.browser, `${site.f.url}/records/${site.f.ids.unsigned}`, WIDTHS.desktop);
       try {
         await page.route('**/v1/proof/**', async (route) => {
           const res = await route.fetch();
@@ -85,14 +70,14 @@ await forEachStore('the public site in a browser', (kind) => {
 
   describe('page weight', { skip }, () => {
     test(`the agent page is under ${AGENT_PAGE_BUDGET / 1024} KB transferred before the chart data`, async () => {
-      const context = await browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } });
+      const context = await site.browser.newContext({ viewport: { width: WIDTHS.desktop, height: 900 } });
       const page = await context.newPage();
       const sizes: Promise<{ url: string; bytes: number }>[] = [];
       page.on('requestfinished', (r) => {
         if (/\/performance\?/.test(r.url())) return;
         sizes.push(r.sizes().then((s) => ({ url: r.url(), bytes: s.responseBodySize + s.responseHeadersSize })));
       });
-      await page.goto(`${f.url}/agents/${f.handle}`, { waitUntil: 'networkidle' });
+      await page.goto(`${site.f.url}/agents/${site.f.handle}`, { waitUntil: 'networkidle' });
       const all = await Promise.all(sizes);
       const total = all.reduce((n, s) => n + s.bytes, 0);
       console.log(`# agent page: ${all.length} requests, ${total} bytes transferred before the chart data`);
