@@ -65,7 +65,8 @@ await forEachStore('public reads answered by a read thread', (kind) => {
     const env = { ...QUIET, PORT: '0', LEDGER_DATABASE_URL: url, LEDGER_LOG_KEY_FILE: logKey.value.source.path, LEDGER_MASTER_KEY: masterKey };
     threaded = await startServer(loadConfig({ ...env, LEDGER_READ_THREADS: '1', LEDGER_METRICS: 'true' }));
     here = await startServer(loadConfig({ ...env, LEDGER_READ_THREADS: '0' }));
-    assert.equal(threaded.readThreads?.state.ready, 1);
+    // The start waits for no read thread (server.ts): its reads are answered here until it is ready.
+    await until('the read thread is ready', () => threaded.readThreads?.state.ready === 1, 60_000);
     assert.equal(here.readThreads, null);
     handle = `threaded-${process.pid}`;
     const created = await new Operators(threaded.store, systemClock).createAgent({ handle, demo: false });
@@ -165,6 +166,7 @@ test('a read thread paces its long reads while writes arrive on the serving thre
   }));
   const paced = async () => Number(/^ledger_read_paced_turns_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]);
   try {
+    await until('the read thread is ready', () => server.readThreads?.state.ready === 1, 60_000);
     const whale = `paced-whale-${process.pid}`;
     const created = await new Operators(server.store, systemClock).createAgent({ handle: whale, demo: false });
     assert.ok(created.ok);
