@@ -2,7 +2,8 @@
 // stores, over real sockets: the same answers as the serving thread gives (bodies, headers,
 // compression, 304, HEAD), the metrics of docs/operations.md, the serving thread's request id and
 // rate limit, a body that waits for its socket (at most the window of chunks held here), a client
-// that hangs up freeing its read, and a thread that stops costing no read.
+// that hangs up freeing its read, a thread that stops costing no read, and one still starting
+// stopped at once.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
@@ -231,6 +232,20 @@ test('a read thread that stops: its read is answered on the serving thread, and 
     await store.close();
     await kind.cleanup();
   }
+});
+
+test('a read thread still starting is stopped at once: a stop soon after the start does not wait for it', async () => {
+  const config = loadConfig({ ...QUIET, LEDGER_DATABASE_URL: 'sqlite::memory:' });
+  const threads = new ReadThreads({
+    threads: 1, heapMb: 64, data: { config, logVkey: null, pacing: new SharedPacing().memory }, log: () => undefined,
+    entry: new URL('../support/read-thread-starts-slowly.ts', import.meta.url),
+  });
+  await threads.start(200);
+  assert.equal(threads.state.ready, 0);
+  const started = Date.now();
+  await threads.close();
+  // Asked to close, a thread that is not listening yet would be cut off only after 5 s.
+  assert.ok(Date.now() - started < 3_000, `closed in ${Date.now() - started} ms`);
 });
 
 /** Waits until the server's global log has a checkpoint of `size` records (the log integrator runs apart). */
