@@ -4,12 +4,7 @@
 // brought up to date), as any node does. Its answers go back in chunks, at most WINDOW ahead of
 // what the serving thread's socket took.
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildApp } from './api/app.ts';
-import { loggerOptions } from './api/logging.ts';
 import type { Config } from './config.ts';
-import { compose } from './compose.ts';
-import { loadWitnessPolicy } from './log/service.ts';
-import { openForReads, openReadReplica } from './store/open.ts';
 import { lowerThisThread } from './runtime/niceness.ts';
 import { readPacer, SharedPacing } from './runtime/loop-share.ts';
 import { WINDOW, type FromReadThread, type ReadThreadData, type ToReadThread } from './read-threads.ts';
@@ -29,7 +24,19 @@ function readThreadConfig(config: Config): Config {
   };
 }
 
+/**
+ * The app's modules, loaded only once this thread has lowered itself: loading them is about half
+ * of a thread's start, which would otherwise take the CPU at the process's priority.
+ */
+async function appModules() {
+  const [{ buildApp }, { loggerOptions }, { compose }, { loadWitnessPolicy }, { openForReads, openReadReplica }] = await Promise.all([
+    import('./api/app.ts'), import('./api/logging.ts'), import('./compose.ts'), import('./log/service.ts'), import('./store/open.ts'),
+  ]);
+  return { buildApp, loggerOptions, compose, loadWitnessPolicy, openForReads, openReadReplica };
+}
+
 async function open(data: ReadThreadData) {
+  const { buildApp, loggerOptions, compose, loadWitnessPolicy, openForReads, openReadReplica } = await appModules();
   const config = readThreadConfig(data.config);
   readPacer.join(new SharedPacing(data.pacing));
   const store = await openForReads(config.databaseUrl, { readPoolSize: config.readBounds.poolSize, poolSize: 2 });
@@ -87,7 +94,7 @@ function wake(state: Answering): void {
   w?.();
 }
 
-lowerThisThread(); // Linux schedules threads one by one: this one, not the process, yields to the serving thread
+lowerThisThread(); // Linux schedules threads one by one: this one, not the process, yields to the serving thread (from before the app's modules load)
 const opened = await open(workerData as ReadThreadData).catch((err: Error) => {
   post({ kind: 'log', level: 'error', message: `could not start: ${err.message}` });
   process.exit(1);

@@ -267,6 +267,9 @@ class ReadThread {
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // A thread still starting (the service starts them after it listens) has no read to finish:
+    // it is stopped at once, so a stop soon after the start does not wait for its app to be built.
+    if (!this.readyNow) void worker.terminate();
     this.post({ kind: 'close' });
     const timer = setTimeout(() => void worker.terminate(), 5_000);
     await exited;

@@ -1,5 +1,5 @@
 // Starts the service from a Config: open and migrate the store, compose the service (compose.ts),
-// start the read threads (read-threads.ts), listen, run the jobs, and shut down gracefully on
+// listen, then start the read threads (read-threads.ts), run the jobs, and shut down gracefully on
 // SIGTERM/SIGINT (in-flight writes finish, nothing new is accepted).
 import { buildApp, type LedgerApp } from './api/app.ts';
 import { loggerOptions } from './api/logging.ts';
@@ -14,8 +14,8 @@ import { ReadThreads } from './read-threads.ts';
 import { lowerV8Helpers } from './runtime/niceness.ts';
 import { readPacer } from './runtime/loop-share.ts';
 
-/** How long the start waits for its read threads before it listens without them (src/read-threads.ts). */
-const READ_THREADS_START_WAIT_MS = 5_000;
+/** How long after the listen the read threads' state is logged, if they are not all ready sooner. */
+const READ_THREADS_REPORT_MS = 5_000;
 
 /** Opens and migrates the store; any failure (a path that cannot be created included) is one clear message. */
 async function openMigrated(databaseUrl: string, options: OpenOptions): Promise<LedgerStore> {
@@ -48,7 +48,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const service = await held.orClose(composeService({ store, config, readReplica, log: relay }));
   held.add(() => service.close());
   await held.orClose(checkKeyring(service));
-  const readThreads = await startReadThreads(config, service, log);
+  const readThreads = readThreadsOf(config, service, log);
   const ledger = await buildApp({ ...service.parts, readHandoff: readThreads }, { logger: loggerOptions(config.logLevel) });
   if (config.readDatabaseUrl) log('info', 'public reads come from the read replica', { replica: redactUrl(config.readDatabaseUrl) });
   const requests = requestsJob(config, ledger, readThreads, log);
@@ -96,18 +96,27 @@ async function checkKeyring(service: Service): Promise<void> {
   });
 }
 
-/** The read threads, started (or null when configured off or on an in-memory database). */
-async function startReadThreads(config: Config, service: Service, log: Log): Promise<ReadThreads | null> {
+/** The read threads, not started yet (or null when configured off or on an in-memory database). */
+function readThreadsOf(config: Config, service: Service, log: Log): ReadThreads | null {
   if (config.readBounds.threads === 0 || config.databaseUrl === 'sqlite::memory:') return null;
-  const readThreads = new ReadThreads({
+  return new ReadThreads({
     threads: config.readBounds.threads, heapMb: config.readBounds.threadHeapMb, data: { config, logVkey: service.logKey.vkey, pacing: readPacer.pacing.memory }, log,
   });
-  await readThreads.start(READ_THREADS_START_WAIT_MS);
-  const { ready, threads } = readThreads.state;
+}
+
+/**
+ * Starts the read threads once the server listens, and waits for none of them: each builds an app
+ * of its own at the lowest priority, which on a loaded machine takes longer than the serving
+ * thread's whole start, so /healthz would wait on work that yields to everything. Until a thread
+ * is ready its reads are answered here. Their state is logged when all are ready, or after a while.
+ */
+function startReadThreads(readThreads: ReadThreads, log: Log): void {
   // Most of what V8's helpers collect is then the read threads' garbage: they yield as those threads do.
   const helpers = lowerV8Helpers();
-  log('info', `public reads answered by ${ready} of ${threads} read threads${ready < threads ? ' (the others are answered here until their threads are ready)' : ''}; ${helpers} V8 helper threads at low priority`);
-  return readThreads;
+  void readThreads.start(READ_THREADS_REPORT_MS).then(() => {
+    const { ready, threads } = readThreads.state;
+    log('info', `public reads answered by ${ready} of ${threads} read threads${ready < threads ? ' (the others are answered here until their threads are ready)' : ''}; ${helpers} V8 helper threads at low priority`);
+  });
 }
 
 /** Taking requests as a job: listen (then the documents and the metrics), and close the app, its read threads and the metrics. */
@@ -118,6 +127,7 @@ function requestsJob(config: Config, ledger: LedgerApp, readThreads: ReadThreads
     name: 'requests',
     start: async () => {
       url = await ledger.app.listen({ port: config.port, host: config.host });
+      if (readThreads) startReadThreads(readThreads, log);
       buildDocuments(ledger, log);
       metrics = ledger.metrics && config.metrics.port !== null ? await serveMetrics(ledger.metrics, config.metrics.host, config.metrics.port) : null;
       if (metrics) log('info', `metrics on ${metrics.url}`);

@@ -13,7 +13,7 @@ import { verifyRaw } from '../core/ed25519.ts';
 import { MAX_ENTRY_SIZE, TILE_HEIGHT, TILE_WIDTH } from '../core/tiles.ts';
 import type { StoredRecord } from '../domain/types.ts';
 import { entryText, sortKeyOf } from '../core/chain.ts';
-import type { IntegratorSession, LogBatch, LogStore, StoredTile } from './port.ts';
+import { LogMovedOn, type IntegratorSession, type LogBatch, type LogStore, type StoredTile } from './port.ts';
 import { SingletonJob } from '../runtime/job-loop.ts';
 import type { LogKey } from './key.ts';
 import { TileReader, tileKey } from './tree.ts';
@@ -23,6 +23,8 @@ export type IntegratorOptions = {
   key: LogKey;
   now?: () => Date;
   onError?: (message: string) => void;
+  /** Told of a race lost to another integrator (LogMovedOn): no fault, the next turn resumes from the stored log. */
+  onNotice?: (message: string) => void;
   onTakeOver?: (treeSize: number) => void;
   /** Told after each batch's checkpoint is committed (the witnessing job wakes on it). */
   onCheckpoint?: (treeSize: number) => void;
@@ -88,7 +90,8 @@ export class Integrator {
       turn: (held) => this.step(held),
       standbyMs: retryMs,
       failed: (err) => {
-        this.options.onError?.(`log integrator: ${err.message}`);
+        if (err instanceof LogMovedOn) this.options.onNotice?.(`log integrator: ${err.message}; resuming from the stored log`);
+        else this.options.onError?.(`log integrator: ${err.message}`);
         return retryMs;
       },
     });

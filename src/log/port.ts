@@ -54,11 +54,24 @@ export interface IntegratorSession {
   countPending(afterSortKey: string | null, limit: number): Promise<number>;
   /**
    * Writes the batch in one transaction, after checking that the stored tree still has
-   * `expectedSize` leaves; throws (writing nothing) otherwise.
+   * `expectedSize` leaves; throws (writing nothing) otherwise: LogMovedOn where another
+   * integrator may commit first by design (SQLite), a plain Error where that is a fault.
    */
   integrate(expectedSize: number, batch: LogBatch): Promise<void>;
   /** Gives the hold up (PostgreSQL: unlocks and closes its connection). */
   release(): Promise<void>;
+}
+
+/**
+ * An integration refused, writing nothing, because the stored log grew past the size its batch was
+ * built on. On SQLite every process serving the file integrates and this size check is what keeps
+ * them apart: the one that commits second lost a race, which is no fault (docs/log.md).
+ */
+export class LogMovedOn extends Error {
+  constructor(readonly storedSize: number, readonly expectedSize: number) {
+    super(`another process integrated first (the stored log has ${storedSize} leaves, this batch was built on ${expectedSize})`);
+    this.name = 'LogMovedOn';
+  }
 }
 
 export interface LogStore extends LogReader {

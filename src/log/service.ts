@@ -33,6 +33,7 @@ export function integratorJob(store: LedgerStore, key: LogKey, logger: LogLogger
     key,
     ...(onCheckpoint ? { onCheckpoint } : {}),
     onError: throttled(logger.error),
+    onNotice: throttled(logger.info),
     onTakeOver: (size) => logger.info(`log integrator: this node integrates the global log (tree size ${size})`),
   });
 }

@@ -2,7 +2,8 @@
 // stores, over real sockets: the same answers as the serving thread gives (bodies, headers,
 // compression, 304, HEAD), the metrics of docs/operations.md, the serving thread's request id and
 // rate limit, a body that waits for its socket (at most the window of chunks held here), a client
-// that hangs up freeing its read, and a thread that stops costing no read.
+// that hangs up freeing its read, a thread that stops costing no read, and one still starting
+// stopped at once.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
@@ -65,7 +66,8 @@ await forEachStore('public reads answered by a read thread', (kind) => {
     const env = { ...QUIET, PORT: '0', LEDGER_DATABASE_URL: url, LEDGER_LOG_KEY_FILE: logKey.value.source.path, LEDGER_MASTER_KEY: masterKey };
     threaded = await startServer(loadConfig({ ...env, LEDGER_READ_THREADS: '1', LEDGER_METRICS: 'true' }));
     here = await startServer(loadConfig({ ...env, LEDGER_READ_THREADS: '0' }));
-    assert.equal(threaded.readThreads?.state.ready, 1);
+    // The start waits for no read thread (server.ts): its reads are answered here until it is ready.
+    await until('the read thread is ready', () => threaded.readThreads?.state.ready === 1, 60_000);
     assert.equal(here.readThreads, null);
     handle = `threaded-${process.pid}`;
     const created = await new Operators(threaded.store, systemClock).createAgent({ handle, demo: false });
@@ -165,6 +167,7 @@ test('a read thread paces its long reads while writes arrive on the serving thre
   }));
   const paced = async () => Number(/^ledger_read_paced_turns_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]);
   try {
+    await until('the read thread is ready', () => server.readThreads?.state.ready === 1, 60_000);
     const whale = `paced-whale-${process.pid}`;
     const created = await new Operators(server.store, systemClock).createAgent({ handle: whale, demo: false });
     assert.ok(created.ok);
@@ -229,6 +232,20 @@ test('a read thread that stops: its read is answered on the serving thread, and 
     await store.close();
     await kind.cleanup();
   }
+});
+
+test('a read thread still starting is stopped at once: a stop soon after the start does not wait for it', async () => {
+  const config = loadConfig({ ...QUIET, LEDGER_DATABASE_URL: 'sqlite::memory:' });
+  const threads = new ReadThreads({
+    threads: 1, heapMb: 64, data: { config, logVkey: null, pacing: new SharedPacing().memory }, log: () => undefined,
+    entry: new URL('../support/read-thread-starts-slowly.ts', import.meta.url),
+  });
+  await threads.start(200);
+  assert.equal(threads.state.ready, 0);
+  const started = Date.now();
+  await threads.close();
+  // Asked to close, a thread that is not listening yet would be cut off only after 5 s.
+  assert.ok(Date.now() - started < 3_000, `closed in ${Date.now() - started} ms`);
 });
 
 /** Waits until the server's global log has a checkpoint of `size` records (the log integrator runs apart). */

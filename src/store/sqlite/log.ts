@@ -5,7 +5,7 @@
 // COMMIT on the event loop) and resolves once durable, so the integrator publishes no checkpoint
 // a power loss could take back.
 import type { StoredRecord } from '../../domain/types.ts';
-import type { IntegratorSession, LeafPosition, LogBatch, LogStore, StoredCheckpoint, StoredTile } from '../../log/port.ts';
+import { LogMovedOn, type IntegratorSession, type LeafPosition, type LogBatch, type LogStore, type StoredCheckpoint, type StoredTile } from '../../log/port.ts';
 import { recordFromRow, RECORD_COLUMNS, type Row } from '../rows.ts';
 import type { SqliteDatabase, SqliteStatement } from './driver.ts';
 import type { SqliteHost } from './host.ts';
@@ -92,7 +92,7 @@ class SqliteIntegratorSession implements IntegratorSession {
   async integrate(expectedSize: number, batch: LogBatch): Promise<void> {
     await this.host.writeTransaction(() => {
       const row = this.prepared('SELECT COALESCE(MAX(tree_size), 0) AS size FROM log_checkpoints').get() as Row;
-      if (Number(row.size) !== expectedSize) throw new Error(`the stored log has ${Number(row.size)} leaves, not ${expectedSize}: another integrator ran`);
+      if (Number(row.size) !== expectedSize) throw new LogMovedOn(Number(row.size), expectedSize);
       const leaf = this.prepared('INSERT INTO log_leaves (log_index, record_id, sort_key) VALUES (?, ?, ?)');
       for (const l of batch.leaves) leaf.run(l.logIndex, l.recordId, l.sortKey);
       const tile = this.prepared(`INSERT INTO log_tiles (level, tile_index, hashes) VALUES (?, ?, ?)
