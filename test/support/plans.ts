@@ -30,7 +30,7 @@ const WITHOUT_INDEXES = process.env.PLAN_TEST_WITHOUT_INDEXES === '1';
 let capturing: RanStatement[] | null = null;
 const installed = new WeakSet<object>();
 
-/** Makes the store's connection report each SELECT it answers to `captured` (installed once per store). */
+/** Makes the store's connections report each SELECT they answer to statementsOf (installed once per driver). */
 export function watchStatements(store: LedgerStore): void {
   if (store instanceof SqliteStore) return watchSqlite(store);
   if (installed.has(pg.Client.prototype)) return;
