@@ -17,7 +17,7 @@ const SUITES: Record<string, Suite> = {
     },
   },
   read: {
-    usage: '[--records 10000,1000000] [--duration 10] [--warmup 2] [--connections 4] [--no-postgres] [--no-verify]',
+    usage: '[--records 10000,1000000] [--duration 10] [--rounds 5] [--warmup 2] [--connections 4] [--no-postgres] [--no-verify]',
     run: async (args) => {
       const m = await import('./read.ts');
       return m.readBench(m.readOptions(args));

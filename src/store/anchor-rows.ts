@@ -1,5 +1,5 @@
-// Rows of log_anchors to and from StoredAnchor, shared by both adapters.
-import type { AnchorUpdate, StoredAnchor } from '../anchor/port.ts';
+// Rows of log_anchors to and from StoredAnchor, and the anchors' counts, shared by both adapters.
+import type { AnchorCounts, AnchorUpdate, StoredAnchor } from '../anchor/port.ts';
 import type { Row } from './rows.ts';
 
 const bytes = (v: unknown): Uint8Array => new Uint8Array(v as Buffer);
@@ -39,4 +39,12 @@ export function anchorUpdateValues(c: AnchorUpdate): unknown[] {
 
 function blockValues(b: StoredAnchor['block']): unknown[] {
   return b ? [b.height, b.hash, b.merkleRoot, b.time] : [null, null, null, null];
+}
+
+/** The anchors by status, kept by the triggers on log_anchors: a row per status, never a count of the anchors. */
+export const ANCHOR_COUNTS_SQL = 'SELECT status, anchors FROM log_anchor_counts';
+
+export function anchorCountsFromRows(rows: Row[]): AnchorCounts {
+  const of = (status: string) => Number(rows.find((r) => r.status === status)?.anchors ?? 0);
+  return { confirmed: of('confirmed'), pending: of('pending') };
 }

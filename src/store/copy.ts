@@ -36,6 +36,7 @@ export const COPIED_TABLES: readonly { name: string; seeded?: true; derived?: tr
   { name: 'log_tiles' },
   { name: 'log_checkpoints' },
   { name: 'log_anchors' },
+  { name: 'log_anchor_counts', derived: true },
   { name: 'log_anchor_state', seeded: true },
   { name: 'log_cosignatures' },
   { name: 'log_witness_attempts' },

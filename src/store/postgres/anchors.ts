@@ -3,7 +3,7 @@
 // the hold's writes go through that connection.
 import pg from 'pg';
 import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../../anchor/port.ts';
-import { ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
+import { ANCHOR_COUNTS_SQL, ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorCountsFromRows, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
 import type { Row } from '../rows.ts';
 import type { LedgerPool } from './pool.ts';
 import { takeSessionLock } from './session-lock.ts';
@@ -36,8 +36,7 @@ export class PostgresAnchorStore implements AnchorStore {
   }
 
   async counts(): Promise<AnchorCounts> {
-    const { rows } = await this.pool.query(`SELECT COUNT(*) FILTER (WHERE status = 'confirmed') AS confirmed, COUNT(*) FILTER (WHERE status = 'pending') AS pending FROM log_anchors`);
-    return { confirmed: Number(rows[0].confirmed), pending: Number(rows[0].pending) };
+    return anchorCountsFromRows((await this.pool.query(ANCHOR_COUNTS_SQL)).rows);
   }
 
   async calendarsUnreachableSince(): Promise<string | null> {

@@ -580,6 +580,29 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (source, symbol)
   );
   `,
+  // The anchors by status, counted as they are written (one row per status), so the transparency
+  // report and the home page never count the anchors, one more per interval for ever (issue 43).
+  `
+  CREATE TABLE log_anchor_counts (
+    status TEXT PRIMARY KEY,
+    anchors BIGINT NOT NULL
+  );
+  INSERT INTO log_anchor_counts (status, anchors) SELECT status, COUNT(*) FROM log_anchors GROUP BY status;
+  CREATE FUNCTION log_anchors_count() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.status = NEW.status THEN RETURN NULL; END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+      UPDATE log_anchor_counts SET anchors = anchors - 1 WHERE status = OLD.status;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+      INSERT INTO log_anchor_counts (status, anchors) VALUES (NEW.status, 1)
+        ON CONFLICT (status) DO UPDATE SET anchors = log_anchor_counts.anchors + 1;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER log_anchors_count AFTER INSERT OR DELETE OR UPDATE OF status ON log_anchors
+    FOR EACH ROW EXECUTE FUNCTION log_anchors_count();
+  `,
 ];
 
 /** The priced_decisions rows of the observations in `observations` (a table: all, or a trigger's new rows). */

@@ -1,7 +1,7 @@
 // Bitcoin anchors on SQLite (anchor/port.ts). The serving process is the only writer, so the
 // job's hold is the job itself (one tick at a time in process).
 import type { AnchorCounts, AnchorSession, AnchorStatus, AnchorStore, AnchorUpdate, StoredAnchor } from '../../anchor/port.ts';
-import { ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
+import { ANCHOR_COUNTS_SQL, ANCHOR_INSERT_COLUMNS, ANCHOR_UPDATE_COLUMNS, anchorCountsFromRows, anchorFromRow, anchorInsertValues, anchorUpdateValues } from '../anchor-rows.ts';
 import type { Row } from '../rows.ts';
 import type { SqliteDatabase } from './driver.ts';
 
@@ -31,8 +31,7 @@ export class SqliteAnchorStore implements AnchorStore {
   }
 
   async counts(): Promise<AnchorCounts> {
-    const row = this.db.prepare(`SELECT COALESCE(SUM(status = 'confirmed'), 0) AS confirmed, COALESCE(SUM(status = 'pending'), 0) AS pending FROM log_anchors`).get() as Row;
-    return { confirmed: Number(row.confirmed), pending: Number(row.pending) };
+    return anchorCountsFromRows(this.db.prepare(ANCHOR_COUNTS_SQL).all() as Row[]);
   }
 
   async calendarsUnreachableSince(): Promise<string | null> {

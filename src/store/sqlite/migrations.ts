@@ -573,6 +573,30 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (source, symbol)
   ) WITHOUT ROWID;
   `,
+  // The anchors by status, counted as they are written (one row per status), so the transparency
+  // report and the home page never count the anchors, one more per interval for ever (issue 43).
+  `
+  CREATE TABLE log_anchor_counts (
+    status TEXT PRIMARY KEY,
+    anchors INTEGER NOT NULL
+  );
+  INSERT INTO log_anchor_counts (status, anchors) SELECT status, COUNT(*) FROM log_anchors GROUP BY status;
+  CREATE TRIGGER log_anchors_count_insert AFTER INSERT ON log_anchors
+  BEGIN
+    INSERT OR IGNORE INTO log_anchor_counts (status, anchors) VALUES (NEW.status, 0);
+    UPDATE log_anchor_counts SET anchors = anchors + 1 WHERE status = NEW.status;
+  END;
+  CREATE TRIGGER log_anchors_count_update AFTER UPDATE OF status ON log_anchors WHEN OLD.status <> NEW.status
+  BEGIN
+    UPDATE log_anchor_counts SET anchors = anchors - 1 WHERE status = OLD.status;
+    INSERT OR IGNORE INTO log_anchor_counts (status, anchors) VALUES (NEW.status, 0);
+    UPDATE log_anchor_counts SET anchors = anchors + 1 WHERE status = NEW.status;
+  END;
+  CREATE TRIGGER log_anchors_count_delete AFTER DELETE ON log_anchors
+  BEGIN
+    UPDATE log_anchor_counts SET anchors = anchors - 1 WHERE status = OLD.status;
+  END;
+  `,
 ];
 
 /** The priced_decisions rows of the observations matching `where` (o: price_observations). */
