@@ -414,7 +414,7 @@ export interface paths {
         };
         /**
          * Every input of a portfolio's report, to compute it again (NDJSON, streamed)
-         * @description Every input of the portfolio's report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/perf_v1.md §8), streamed in bounded memory as the client reads.
+         * @description Every input of the portfolio's report (the one GET /v1/agents/{handle}/performance answers, brought up to date first), so that anyone can compute it again: `ledger verify --performance <agent URL>` does, with the documented method, after checking that each record line is the agent's chain's record (its content hash, the chain through through_seq, the log), and names the first figure that differs. NDJSON (`application/x-ndjson`, format `perf_inputs_v1`, docs/perf_v1.md §8), streamed in bounded memory as the client reads.
          *
          *     Line 1, the header: `{"object":"performance_inputs","format":"perf_inputs_v1","agent","portfolio","method","through_seq","as_of","computed_at","start_value","price_source","synthetic","benchmark":{"symbol","inception_price"},"closes_from":{"symbols","benchmark"},"actions_known":{"<symbol>":{"from","through"}}}`: the report's through_seq and as_of say which report these are the inputs of; `actions_known` (perf_v2) the days whose corporate actions the service knew when it computed it (docs/perf_v1.md §4.2).
          *
