@@ -171,6 +171,7 @@ async function measure(kind: BenchDatabase['kind'], o: PerformanceBenchOptions):
     const v2 = (reports: PerformanceStore) => new PerformanceService({
       store, market, reports, provider: synthetic, synthetic, benchmark: 'SPY', clock, method: 'perf_v2',
       corporateActions: async (_source, symbols) => actions.filter((a) => symbols.includes(a.symbol)),
+      actionsKnown: (source, symbols) => market.actionsKnown(source, symbols), // the store's read, as production (performanceOf) makes it
     });
     await v2(forgetting(store.performance)).report(agent, 'model'); // warm, as (a)'s first run
     const v2Runs: Timing[] = [];
