@@ -25,7 +25,7 @@ export type BundleSource = {
   computedAt: string;
   priceSource: InputsHeader['price_source'];
   synthetic: boolean;
-  actions_known?: InputsHeader['actions_known'];
+  actionsKnown?: InputsHeader['actions_known'];
 };
 
 /** The header of the bundle of a computed report. */
@@ -38,7 +38,7 @@ export function inputsHeader(b: BundleSource): InputsHeader {
     price_source: b.priceSource, synthetic: b.synthetic,
     benchmark: { symbol: s.benchmark.symbol, inception_price: s.benchmark.base_from === 'inception_price' ? s.benchmark.base_price : null },
     closes_from: { symbols: inception, benchmark: inception === null ? null : dateOfDay(dayNumber(inception) - BENCHMARK_LOOKBACK_DAYS) },
-    ...(b.actions_known === undefined ? {} : { actions_known: b.actions_known }),
+    ...(b.actionsKnown === undefined ? {} : { actions_known: b.actionsKnown }),
   };
 }
 

@@ -221,7 +221,7 @@ export class PerformanceService {
     if (!held) return fail(errors.notFound(`the ${portfolio} portfolio of ${agent.handle} has no stored report yet; try again`));
     const source: BundleSource = {
       market: this.deps.market, agentId: agent.id, handle: agent.handle, portfolio, state: held.saved.state, throughSeq: held.row.throughSeq,
-      computedAt: held.row.computedAt, synthetic: held.saved.synthetic, ...known(held.saved),
+      computedAt: held.row.computedAt, synthetic: held.saved.synthetic, actionsKnown: held.saved.actions_known,
       priceSource: held.saved.source && { source: held.saved.source.source, feed: held.saved.source.feed, synthetic: held.saved.source.synthetic },
     };
     return ok({ header: inputsHeader(source), lines: inputsLines(source) });
