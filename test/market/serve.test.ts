@@ -44,7 +44,14 @@ await forEachStore('ledger serve prices decisions in the background', (kind) => 
       assert.ok(observation, 'priced within 10 s');
       assert.equal(observation.price, '131.07');
       assert.equal(observation.source, 'alpaca');
-      const ready = (await server.ledger.app.inject({ url: '/readyz' })).json() as { pricing: PricingStatus };
+      // The job counts a batch once its save has committed; a SQLite commit runs off the event loop, so
+      // the proof can show the observation a moment before the count moves.
+      const readyz = async () => (await server.ledger.app.inject({ url: '/readyz' })).json() as { pricing: PricingStatus };
+      let ready = await readyz();
+      for (let i = 0; i < 20 && ready.pricing.observed === 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        ready = await readyz();
+      }
       assert.equal(ready.pricing.source, 'alpaca');
       assert.equal(ready.pricing.observed, 1);
       assert.equal(ready.pricing.failing_since, null);
