@@ -66,6 +66,7 @@ await forEachStore('the directory (GET /v1/agents)', (kind) => {
   const made: Record<string, { secret: string; agentId: string }> = {};
 
   async function agent(handle: string, o: { demo?: boolean; decisions?: number; displayName?: string } = {}) {
+    await new Promise((resolve) => setTimeout(resolve, 2)); // each agent created a millisecond apart: sort=newest has no tie to break
     const created = await t.operators.createAgent({ handle, demo: o.demo ?? false, displayName: o.displayName ?? null });
     assert.ok(created.ok);
     made[handle] = { secret: created.value.apiKey.secret, agentId: created.value.agent.id };
