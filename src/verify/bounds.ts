@@ -52,8 +52,8 @@ export const showBytes = (n: number) => (n % MB === 0 ? `${n / MB} MiB` : `${n} 
 const seconds = (ms: number) => `${ms / 1000} s`;
 
 /**
- * `streamNdjson`: an answer whose type is NDJSON is read as it comes (up to maxBytes, each line up
- * to maxJsonBytes); otherwise every answer is held whole, so up to maxJsonBytes.
+ * `streamNdjson`: an answer of type NDJSON to a request that asked for it is read as it comes (up
+ * to maxBytes, each line up to maxJsonBytes); otherwise every answer is held whole, so up to maxJsonBytes.
  */
 export function boundedFetch(bounds: VerifyBounds, options: { streamNdjson: boolean; fetcher?: typeof fetch }): BoundedFetch {
   const inner = options.fetcher ?? fetch;
@@ -74,7 +74,7 @@ export function boundedFetch(bounds: VerifyBounds, options: { streamNdjson: bool
       if (breach !== null) throw new BoundExceeded(breach);
       const response = await withIdle(bounds.idleMs, run.signal, stop, url, (signal) => inner(url, { ...init, redirect: 'manual', signal }));
       if (response.status < 300 || response.status > 399 || !response.headers.has('location')) {
-        return boundBody(response, url, bounds, options.streamNdjson, run.signal, stop);
+        return boundBody(response, url, bounds, options.streamNdjson && asksForNdjson(init), run.signal, stop);
       }
       await response.body?.cancel().catch(() => undefined);
       const next = new URL(response.headers.get('location')!, url);
@@ -111,6 +111,14 @@ async function withIdle<T>(idleMs: number, runSignal: AbortSignal, stop: (r: str
     settled = true;
     clearTimeout(timer);
   }
+}
+
+/**
+ * Only a request that asked for NDJSON (an export, an inputs bundle) reads its answer as a stream;
+ * any other answer is held whole, so it gets the whole-answer bound whatever type the server gives it.
+ */
+function asksForNdjson(init: RequestInit): boolean {
+  return (new Headers(init.headers).get('accept') ?? '').includes('ndjson');
 }
 
 /** The answer with its body counted as it is read: idle time, bytes, and (NDJSON streamed) line length. */
