@@ -114,12 +114,6 @@ export function tileSource(source: string, fetcher: typeof fetch): TileSource {
         }
         if (res.status === 404) return null;
         if (res.status !== 200) throw new UnusableInput(`${prefix}/${path} answered ${res.status}`);
-        // A checkpoint or a tile is read whole: an answer typed as NDJSON would be counted against the
-        // streamed bound (--max-bytes) instead of the whole-answer one, and held whole up to it.
-        if ((res.headers.get('content-type') ?? '').includes('ndjson')) {
-          void res.body?.cancel().catch(() => undefined);
-          throw new UnusableInput(`${prefix}/${path} is not a checkpoint or a tile: typed ${res.headers.get('content-type')}`);
-        }
         return new Uint8Array(await res.arrayBuffer());
       },
     };
