@@ -759,9 +759,10 @@ function gapsOf(s: EngineState, known: ActionsKnown, holdings: boolean): Gaps {
   const c = s.corporate;
   const through = s.valued_through;
   if (c === null || through === null || s.inception === null) return { benchmark: null, holdings: [] };
-  const after = (date: string) => plusDays(date, 1); // an action on the base's or the first holding's date changes nothing
-  const benchmark = missingPart(known, s.benchmark.symbol, after(c.benchmark.base_date ?? plusDays(utcDate(s.inception), -1)), through);
-  const held = holdings ? c.held_from.map(([symbol, date]) => missingPart(known, symbol, after(date), through)) : [];
+  // An action on the base's date, or on the day a symbol was first held, changes nothing: the days needed start after it.
+  const benchmarkFrom = c.benchmark.base_date === null ? utcDate(s.inception) : plusDays(c.benchmark.base_date, 1);
+  const benchmark = missingPart(known, s.benchmark.symbol, benchmarkFrom, through);
+  const held = holdings ? c.held_from.map(([symbol, date]) => missingPart(known, symbol, plusDays(date, 1), through)) : [];
   return { benchmark, holdings: held.filter((m): m is Missing => m !== null) };
 }
 
